@@ -1,0 +1,153 @@
+//! Devices: a CUDA GPU or the CPU, and which one is used by default.
+//!
+//! The default device is chosen at first use: `GPUKIT_DEVICE` (`cpu`, `cuda`, `cuda:N`) if set,
+//! else the first usable CUDA GPU, else the CPU with a one-line notice saying why.
+//! [`set_default_device`] (and the kernel's `%device` magic) changes it later.
+
+use crate::error::{Error, Result};
+use std::fmt;
+use std::str::FromStr;
+use std::sync::{Mutex, OnceLock};
+
+/// Where arrays live and kernels run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Device {
+    /// The host processor: kernels run natively, one block per task on all cores.
+    Cpu,
+    /// CUDA device number `n`.
+    Cuda(usize),
+}
+
+impl Device {
+    /// The CPU backend.
+    pub fn cpu() -> Device {
+        Device::Cpu
+    }
+
+    /// CUDA device `n`, checked to exist and be usable.
+    pub fn cuda(n: usize) -> Result<Device> {
+        let count = crate::backend::cuda::probe().map_err(Error::NoGpu)?;
+        if n >= count {
+            return Err(Error::NoGpu(format!(
+                "cuda:{n} requested but {count} CUDA device(s) found"
+            )));
+        }
+        Ok(Device::Cuda(n))
+    }
+
+    /// Whether this is a CUDA device.
+    pub fn is_cuda(&self) -> bool {
+        matches!(self, Device::Cuda(_))
+    }
+
+    /// Wait until all work queued on this device has finished, and report any error
+    /// (such as a kernel's out-of-bounds index) raised by that work.
+    pub fn synchronize(&self) -> Result<()> {
+        match self {
+            Device::Cpu => crate::backend::cpu::take_pending_error(),
+            Device::Cuda(n) => crate::backend::cuda::CudaBackend::get(*n)?.synchronize(),
+        }
+    }
+}
+
+impl fmt::Display for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Device::Cpu => f.write_str("cpu"),
+            Device::Cuda(n) => write!(f, "cuda:{n}"),
+        }
+    }
+}
+
+impl FromStr for Device {
+    type Err = Error;
+
+    /// Parses `cpu`, `cuda`, `gpu`, `cuda:N` (case-insensitive), checking that a CUDA device exists.
+    fn from_str(s: &str) -> Result<Device> {
+        let s = s.trim().to_ascii_lowercase();
+        match s.as_str() {
+            "cpu" => Ok(Device::Cpu),
+            "cuda" | "gpu" => Device::cuda(0),
+            _ => match s.strip_prefix("cuda:") {
+                Some(n) => {
+                    let n: usize = n
+                        .parse()
+                        .map_err(|_| Error::Other(format!("bad device `{s}`: expected cpu or cuda:N")))?;
+                    Device::cuda(n)
+                }
+                None => Err(Error::Other(format!(
+                    "bad device `{s}`: expected `cpu`, `cuda` or `cuda:N`"
+                ))),
+            },
+        }
+    }
+}
+
+static DEFAULT: OnceLock<Mutex<Device>> = OnceLock::new();
+
+fn default_cell() -> &'static Mutex<Device> {
+    DEFAULT.get_or_init(|| Mutex::new(choose_default()))
+}
+
+/// Picks the default device: `GPUKIT_DEVICE`, else the first usable GPU, else the CPU (with a notice).
+fn choose_default() -> Device {
+    if let Ok(spec) = std::env::var("GPUKIT_DEVICE") {
+        if !spec.trim().is_empty() {
+            match spec.parse::<Device>() {
+                Ok(d) => return d,
+                Err(e) => {
+                    eprintln!("gpukit: GPUKIT_DEVICE={spec} is not usable ({e}); using the CPU backend");
+                    return Device::Cpu;
+                }
+            }
+        }
+    }
+    match crate::backend::cuda::probe() {
+        Ok(n) if n > 0 => Device::Cuda(0),
+        Ok(_) => {
+            eprintln!("gpukit: no CUDA device found; running on the CPU backend");
+            Device::Cpu
+        }
+        Err(why) => {
+            eprintln!("gpukit: {why}; running on the CPU backend");
+            Device::Cpu
+        }
+    }
+}
+
+/// The device new arrays are created on.
+pub fn default_device() -> Device {
+    *default_cell().lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Change the default device for arrays created from now on.
+pub fn set_default_device(device: Device) {
+    *default_cell().lock().unwrap_or_else(|p| p.into_inner()) = device;
+}
+
+/// Number of usable CUDA devices (0 when there is no driver, no device, or no NVRTC).
+pub fn cuda_device_count() -> usize {
+    crate::backend::cuda::probe().unwrap_or(0)
+}
+
+/// Why CUDA is not usable here, or `None` if it is.
+pub fn cuda_unavailable_reason() -> Option<String> {
+    match crate::backend::cuda::probe() {
+        Ok(0) => Some("no CUDA device found".into()),
+        Ok(_) => None,
+        Err(why) => Some(why),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_displays() {
+        assert_eq!("cpu".parse::<Device>().unwrap(), Device::Cpu);
+        assert_eq!(Device::Cpu.to_string(), "cpu");
+        assert_eq!(Device::Cuda(1).to_string(), "cuda:1");
+        assert!("tpu".parse::<Device>().is_err());
+    }
+}

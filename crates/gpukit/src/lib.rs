@@ -1,0 +1,54 @@
+//! # gpukit
+//!
+//! Concise GPU programming for Rust notebooks, in the spirit of CuPy and Numba:
+//! device arrays ([`Array`]), kernels written in Rust ([`kernel`](macro@kernel)), raw CUDA C
+//! ([`Module::from_cuda`]), and a CPU backend that runs the same code on machines without a GPU.
+//!
+//! ```no_run
+//! use gpukit::prelude::*;
+//!
+//! #[kernel]
+//! fn double(input: &[f64], output: &mut [f64]) {
+//!     let i = grid(1);
+//!     if i < input.len() {
+//!         output[i] = input[i] * 2.0;
+//!     }
+//! }
+//!
+//! # fn main() -> gpukit::Result<()> {
+//! let data = Array::arange(0.0, 10.0, 1.0)?;
+//! let mut out = Array::<f64>::zeros(10)?;
+//! launch!(double[1, 10](&data, &mut out))?;
+//! println!("{out}");
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod array;
+pub mod backend;
+pub mod device;
+pub mod element;
+pub mod error;
+pub mod kernel;
+
+pub use array::Array;
+pub use device::{
+    cuda_device_count, cuda_unavailable_reason, default_device, set_default_device, Device,
+};
+pub use element::{DType, Element};
+pub use error::{Error, OutOfBounds, Result};
+pub use gpukit_macros::{device, kernel, vectorize};
+pub use kernel::exports::*;
+
+#[doc(hidden)]
+pub use kernel::private as __private;
+
+/// Everything a notebook needs, in one `use gpukit::prelude::*;`.
+pub mod prelude {
+    pub use crate::array::Array;
+    pub use crate::device::{default_device, set_default_device, Device};
+    pub use crate::element::{DType, Element};
+    pub use crate::error::{Error, Result};
+    pub use crate::kernel::exports::*;
+    pub use gpukit_macros::{device, kernel, vectorize};
+}
