@@ -40,6 +40,19 @@ impl Device {
         matches!(self, Device::Cuda(_))
     }
 
+    /// What this device is: name, compute capability, limits and memory (CUDA), or cores and
+    /// memory (CPU).
+    pub fn properties(&self) -> Result<DeviceProperties> {
+        match self {
+            Device::Cpu => Ok(DeviceProperties::Cpu(CpuProperties::query())),
+            Device::Cuda(n) => Ok(DeviceProperties::Cuda(
+                crate::backend::cuda::CudaBackend::get(*n)?
+                    .properties()
+                    .clone(),
+            )),
+        }
+    }
+
     /// Wait until all work queued on this device has finished, and report any error
     /// (such as a kernel's out-of-bounds index) raised by that work.
     pub fn synchronize(&self) -> Result<()> {
@@ -70,9 +83,9 @@ impl FromStr for Device {
             "cuda" | "gpu" => Device::cuda(0),
             _ => match s.strip_prefix("cuda:") {
                 Some(n) => {
-                    let n: usize = n
-                        .parse()
-                        .map_err(|_| Error::Other(format!("bad device `{s}`: expected cpu or cuda:N")))?;
+                    let n: usize = n.parse().map_err(|_| {
+                        Error::Other(format!("bad device `{s}`: expected cpu or cuda:N"))
+                    })?;
                     Device::cuda(n)
                 }
                 None => Err(Error::Other(format!(
@@ -80,6 +93,140 @@ impl FromStr for Device {
                 ))),
             },
         }
+    }
+}
+
+/// Properties of a device, as [`Device::properties`] reports them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeviceProperties {
+    /// A CUDA GPU.
+    Cuda(CudaProperties),
+    /// The host CPU.
+    Cpu(CpuProperties),
+}
+
+/// What a CUDA GPU is and what it can do (the numbers CUDA's deviceQuery prints).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CudaProperties {
+    /// CUDA device number.
+    pub ordinal: usize,
+    /// Marketing name, e.g. `NVIDIA H100 80GB HBM3`.
+    pub name: String,
+    /// Compute capability (major, minor), e.g. (9, 0).
+    pub compute_capability: (u32, u32),
+    /// Number of streaming multiprocessors (SMs).
+    pub multiprocessors: u32,
+    /// Threads per warp.
+    pub warp_size: u32,
+    /// Largest number of threads in one block.
+    pub max_threads_per_block: u32,
+    /// Largest number of resident threads per SM.
+    pub max_threads_per_multiprocessor: u32,
+    /// Largest block size in x, y, z.
+    pub max_block_dims: [u32; 3],
+    /// Largest grid size in x, y, z.
+    pub max_grid_dims: [u32; 3],
+    /// Global memory in bytes.
+    pub total_memory: usize,
+    /// Shared memory per block in bytes (without opt-in).
+    pub shared_memory_per_block: usize,
+    /// Peak SM clock in kHz.
+    pub clock_khz: u32,
+    /// Peak memory clock in kHz.
+    pub memory_clock_khz: u32,
+    /// Memory bus width in bits.
+    pub memory_bus_width_bits: u32,
+    /// L2 cache size in bytes.
+    pub l2_cache_bytes: usize,
+}
+
+/// What the host CPU is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuProperties {
+    /// Processor model name (from /proc/cpuinfo where available).
+    pub name: String,
+    /// Hardware threads gpukit can use.
+    pub cores: usize,
+    /// Physical memory in bytes (0 where it cannot be read).
+    pub total_memory: usize,
+}
+
+impl CpuProperties {
+    fn query() -> CpuProperties {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let name = cpuinfo
+            .lines()
+            .find(|l| l.starts_with("model name"))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+            .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+        let total_memory = meminfo
+            .lines()
+            .find(|l| l.starts_with("MemTotal:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<usize>().ok())
+            .map(|kb| kb * 1024)
+            .unwrap_or(0);
+        CpuProperties {
+            name,
+            cores: rayon::current_num_threads(),
+            total_memory,
+        }
+    }
+}
+
+impl fmt::Display for DeviceProperties {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use crate::backend::memory::human_bytes;
+        match self {
+            DeviceProperties::Cpu(p) => write!(
+                f,
+                "cpu: {}, {} threads, {} memory",
+                p.name,
+                p.cores,
+                human_bytes(p.total_memory)
+            ),
+            DeviceProperties::Cuda(p) => {
+                writeln!(f, "cuda:{}: {}", p.ordinal, p.name)?;
+                writeln!(
+                    f,
+                    "  compute capability {}.{}, {} SMs, warp size {}, clock {} MHz",
+                    p.compute_capability.0,
+                    p.compute_capability.1,
+                    p.multiprocessors,
+                    p.warp_size,
+                    p.clock_khz / 1000
+                )?;
+                writeln!(
+                    f,
+                    "  max threads per block {}, block dims {:?}, grid dims {:?}",
+                    p.max_threads_per_block, p.max_block_dims, p.max_grid_dims
+                )?;
+                write!(
+                    f,
+                    "  memory {}, shared memory per block {}, L2 cache {}",
+                    human_bytes(p.total_memory),
+                    human_bytes(p.shared_memory_per_block),
+                    human_bytes(p.l2_cache_bytes)
+                )
+            }
+        }
+    }
+}
+
+/// Waits for all work on every device in use (the CPU and each CUDA device touched so far) and
+/// returns the first error any of them recorded.
+pub fn synchronize() -> Result<()> {
+    let mut first = crate::backend::cpu::take_pending_error().err();
+    for backend in crate::backend::cuda::backends_in_use() {
+        if let Err(e) = backend.synchronize() {
+            first.get_or_insert(e);
+        }
+    }
+    match first {
+        Some(e) => Err(e),
+        None => Ok(()),
     }
 }
 
@@ -96,7 +243,9 @@ fn choose_default() -> Device {
             match spec.parse::<Device>() {
                 Ok(d) => return d,
                 Err(e) => {
-                    eprintln!("gpukit: GPUKIT_DEVICE={spec} is not usable ({e}); using the CPU backend");
+                    eprintln!(
+                        "gpukit: GPUKIT_DEVICE={spec} is not usable ({e}); using the CPU backend"
+                    );
                     return Device::Cpu;
                 }
             }
@@ -149,5 +298,16 @@ mod tests {
         assert_eq!(Device::Cpu.to_string(), "cpu");
         assert_eq!(Device::Cuda(1).to_string(), "cuda:1");
         assert!("tpu".parse::<Device>().is_err());
+        assert!("cuda:x".parse::<Device>().is_err());
+    }
+
+    #[test]
+    fn cpu_properties() {
+        let p = Device::Cpu.properties().unwrap();
+        match &p {
+            DeviceProperties::Cpu(c) => assert!(c.cores >= 1),
+            other => panic!("expected CPU properties, got {other:?}"),
+        }
+        assert!(p.to_string().starts_with("cpu: "));
     }
 }

@@ -30,12 +30,15 @@ pub mod device;
 pub mod element;
 pub mod error;
 pub mod kernel;
+pub mod nvml;
 
 pub use array::Array;
+pub use backend::memory::{memory_stats, MemoryStats};
 pub use device::{
-    cuda_device_count, cuda_unavailable_reason, default_device, set_default_device, Device,
+    cuda_device_count, cuda_unavailable_reason, default_device, set_default_device, synchronize,
+    CpuProperties, CudaProperties, Device, DeviceProperties,
 };
-pub use element::{DType, Element};
+pub use element::{DType, Element, Float, Numeric, Scalar};
 pub use error::{Error, OutOfBounds, Result};
 pub use gpukit_macros::{device, kernel, vectorize};
 pub use kernel::exports::*;
@@ -46,8 +49,8 @@ pub use kernel::private as __private;
 /// Everything a notebook needs, in one `use gpukit::prelude::*;`.
 pub mod prelude {
     pub use crate::array::Array;
-    pub use crate::device::{default_device, set_default_device, Device};
-    pub use crate::element::{DType, Element};
+    pub use crate::device::{default_device, set_default_device, synchronize, Device};
+    pub use crate::element::{DType, Element, Float, Numeric};
     pub use crate::error::{Error, Result};
     pub use crate::kernel::exports::*;
     pub use gpukit_macros::{device, kernel, vectorize};

@@ -1,8 +1,123 @@
-//! `Array<T>`: an n-dimensional array on a device.
-use crate::element::Element;
-use std::marker::PhantomData;
+//! `Array<T>`: an n-dimensional, C-contiguous array that owns its buffer on one device.
+//!
+//! Submodules, one concept each: `storage` (host or device buffer), `construct` (zeros, arange,
+//! from ndarray, ...), `transfer` (to_device, to_host, reshape, astype), `ops` (elementwise
+//! arithmetic and operators), `math` (unary functions, comparisons), `reduce` (sum, mean, min,
+//! max), `display` (CuPy-like repr and the evcxr display hook), `kernels` (the built-in CUDA
+//! kernels).
 
-/// An n-dimensional, C-contiguous array on one device.
+mod storage;
+
+pub(crate) use storage::Storage;
+
+use crate::backend::memory;
+use crate::device::Device;
+use crate::element::{DType, Element};
+use crate::error::{Error, Result};
+
+/// An n-dimensional, C-contiguous array on one device (a CUDA GPU or the CPU).
+///
+/// Created on the default device ([`crate::default_device`]) by [`Array::zeros`],
+/// [`Array::arange`], [`Array::from_vec`], ... or on a given one with the `_on` variants.
+/// Work on CUDA arrays is queued asynchronously on the device's stream, as in CuPy;
+/// [`Array::to_host`] and [`Array::synchronize`] wait for it.
 pub struct Array<T: Element> {
-    _t: PhantomData<T>,
+    shape: Vec<usize>,
+    storage: Storage<T>,
+    /// Bytes registered with the allocation tracker (released on drop).
+    tracked: usize,
+}
+
+/// Number of elements of `shape`, or a shape error when it overflows `usize`.
+pub(crate) fn checked_size(shape: &[usize]) -> Result<usize> {
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .ok_or_else(|| Error::Shape(format!("shape {shape:?} has too many elements")))
+}
+
+impl<T: Element> Array<T> {
+    /// Wraps a buffer as an array of `shape` (the buffer must hold at least `shape`'s size;
+    /// CPU buffers exactly that many).
+    pub(crate) fn from_storage(shape: Vec<usize>, storage: Storage<T>) -> Result<Array<T>> {
+        let size = checked_size(&shape)?;
+        let ok = match &storage {
+            Storage::Cpu(v) => v.len() == size,
+            Storage::Cuda { slice, .. } => slice.len() >= size,
+        };
+        if !ok {
+            return Err(Error::Shape(format!(
+                "a buffer of {} element(s) cannot hold shape {shape:?} ({size} element(s))",
+                storage.capacity()
+            )));
+        }
+        let tracked = size * std::mem::size_of::<T>();
+        memory::track_alloc(storage.device(), tracked);
+        Ok(Array {
+            shape,
+            storage,
+            tracked,
+        })
+    }
+
+    /// The buffer.
+    pub(crate) fn storage(&self) -> &Storage<T> {
+        &self.storage
+    }
+
+    /// The buffer, for writing (kernels with `&mut` parameters, in-place operators).
+    pub(crate) fn storage_mut(&mut self) -> &mut Storage<T> {
+        &mut self.storage
+    }
+
+    /// The dimensions, e.g. `[3, 4]` for a 3x4 matrix (empty for a 0-d array).
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// Number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// Number of elements.
+    pub fn size(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Length of the first dimension (the number of elements of a 0-d array: 1).
+    pub fn len(&self) -> usize {
+        self.shape.first().copied().unwrap_or(1)
+    }
+
+    /// Whether the array has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.size() == 0
+    }
+
+    /// Bytes occupied by the elements.
+    pub fn nbytes(&self) -> usize {
+        self.size() * std::mem::size_of::<T>()
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        T::DTYPE
+    }
+
+    /// The device the array lives on.
+    pub fn device(&self) -> Device {
+        self.storage.device()
+    }
+
+    /// Waits for all queued work on this array's device and reports any error it raised.
+    pub fn synchronize(&self) -> Result<()> {
+        self.device().synchronize()
+    }
+}
+
+impl<T: Element> Drop for Array<T> {
+    fn drop(&mut self) {
+        memory::track_free(self.storage.device(), self.tracked);
+    }
 }

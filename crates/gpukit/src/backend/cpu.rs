@@ -1,7 +1,126 @@
-//! The CPU backend.
-use crate::error::Result;
+//! The CPU backend: parallel helpers (rayon) and the CPU device's sticky pending error.
+//!
+//! CPU work runs to completion before returning, so the only deferred errors are those of
+//! operators that cannot return a `Result` (`a *= &b` with mismatched shapes): they are kept here
+//! and returned by the next `synchronize()` / `to_host()` of the CPU device.
 
-/// Returns (and clears) an error left by an asynchronous operation on the CPU device.
+use crate::error::{Error, Result};
+use rayon::prelude::*;
+use std::sync::Mutex;
+
+static PENDING: Mutex<Option<Error>> = Mutex::new(None);
+
+/// Records an error for the next synchronisation of the CPU device (the first one wins).
+pub(crate) fn set_pending_error(e: Error) {
+    let mut p = PENDING.lock().unwrap_or_else(|p| p.into_inner());
+    if p.is_none() {
+        *p = Some(e);
+    }
+}
+
+/// Returns (and clears) an error left by an operation on the CPU device.
 pub(crate) fn take_pending_error() -> Result<()> {
-    Ok(())
+    match PENDING.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Elements per parallel task: large enough that scheduling costs nothing next to the work.
+pub(crate) const CHUNK: usize = 1 << 14;
+
+/// `out[i] = f(i)` in parallel.
+pub(crate) fn fill_indexed<T: Send>(out: &mut [T], f: impl Fn(usize) -> T + Sync) {
+    out.par_chunks_mut(CHUNK)
+        .enumerate()
+        .for_each(|(c, chunk)| {
+            let base = c * CHUNK;
+            for (j, o) in chunk.iter_mut().enumerate() {
+                *o = f(base + j);
+            }
+        });
+}
+
+/// `out[i] = f(a[i])` in parallel.
+pub(crate) fn map<A: Sync, T: Send>(a: &[A], out: &mut [T], f: impl Fn(&A) -> T + Sync) {
+    out.par_chunks_mut(CHUNK)
+        .zip(a.par_chunks(CHUNK))
+        .for_each(|(o, a)| {
+            for (o, a) in o.iter_mut().zip(a) {
+                *o = f(a);
+            }
+        });
+}
+
+/// `out[i] = f(a[i], b[i])` in parallel.
+pub(crate) fn zip_map<A: Sync, B: Sync, T: Send>(
+    a: &[A],
+    b: &[B],
+    out: &mut [T],
+    f: impl Fn(&A, &B) -> T + Sync,
+) {
+    out.par_chunks_mut(CHUNK)
+        .zip(a.par_chunks(CHUNK).zip(b.par_chunks(CHUNK)))
+        .for_each(|(o, (a, b))| {
+            for ((o, a), b) in o.iter_mut().zip(a).zip(b) {
+                *o = f(a, b);
+            }
+        });
+}
+
+/// `a[i] = f(a[i])` in place, in parallel.
+pub(crate) fn update<T: Send>(a: &mut [T], f: impl Fn(&mut T) + Sync) {
+    a.par_chunks_mut(CHUNK)
+        .for_each(|c| c.iter_mut().for_each(&f));
+}
+
+/// `a[i] = f(a[i], b[i])` in place, in parallel.
+pub(crate) fn zip_update<T: Send, B: Sync>(a: &mut [T], b: &[B], f: impl Fn(&mut T, &B) + Sync) {
+    a.par_chunks_mut(CHUNK)
+        .zip(b.par_chunks(CHUNK))
+        .for_each(|(a, b)| a.iter_mut().zip(b).for_each(|(a, b)| f(a, b)));
+}
+
+/// Reduces `a` with `fold` inside chunks (sequentially, in order) and `combine` across chunks
+/// (a balanced tree), starting each chunk from `identity`.
+pub(crate) fn reduce<T: Sync, R: Send + Sync + Copy>(
+    a: &[T],
+    identity: R,
+    fold: impl Fn(R, &T) -> R + Sync,
+    combine: impl Fn(R, R) -> R + Sync,
+) -> R {
+    a.par_chunks(CHUNK)
+        .map(|c| c.iter().fold(identity, &fold))
+        .reduce(|| identity, &combine)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pending_error_is_sticky_until_taken() {
+        set_pending_error(Error::Other("first".into()));
+        set_pending_error(Error::Other("second".into()));
+        let e = take_pending_error().unwrap_err();
+        assert_eq!(e.to_string(), "first");
+        assert!(take_pending_error().is_ok());
+    }
+
+    #[test]
+    fn helpers_cover_every_element() {
+        let n = 3 * CHUNK + 17;
+        let mut idx = vec![0usize; n];
+        fill_indexed(&mut idx, |i| i);
+        assert!(idx.iter().enumerate().all(|(i, &v)| i == v));
+        let mut sq = vec![0usize; n];
+        map(&idx, &mut sq, |&v| v * 2);
+        let total = reduce(&sq, 0usize, |acc, &v| acc + v, |a, b| a + b);
+        assert_eq!(total, n * (n - 1));
+        let mut s = vec![0usize; n];
+        zip_map(&idx, &sq, &mut s, |a, b| a + b);
+        zip_update(&mut s, &idx, |s, i| *s -= *i);
+        update(&mut s, |v| *v /= 2);
+        assert_eq!(s, idx);
+    }
 }

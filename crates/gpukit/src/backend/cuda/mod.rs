@@ -1,0 +1,351 @@
+//! The CUDA backend (through cudarc): one context and one stream per device, allocation,
+//! NVRTC compilation with a PTX cache, loaded modules, device properties.
+//!
+//! Every entry point checks [`probe`] first, so cudarc is never asked to load a library that
+//! is missing (it would panic).
+
+mod nvrtc;
+mod probe;
+
+#[allow(unused_imports)]
+pub(crate) use nvrtc::{cache_dir, compile_ptx, nvrtc_version, ptx_entries};
+#[allow(unused_imports)]
+pub(crate) use probe::{nvrtc_probe, probe};
+
+use crate::device::{CudaProperties, Device};
+use crate::element::Element;
+use crate::error::{Error, Result};
+use cudarc::driver::sys::CUdevice_attribute as Attr;
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// A compiled and loaded CUDA module: its PTX and its kernels by name.
+pub(crate) struct CompiledModule {
+    /// Program name given to NVRTC.
+    pub(crate) name: String,
+    /// The PTX NVRTC produced.
+    pub(crate) ptx: Arc<str>,
+    /// Kernel (`.entry`) names in the PTX, in order.
+    pub(crate) entries: Vec<String>,
+    module: Arc<CudaModule>,
+    functions: Mutex<HashMap<String, CudaFunction>>,
+}
+
+impl CompiledModule {
+    /// The kernel `name`, or [`Error::UnknownKernel`] listing the kernels this module has.
+    pub(crate) fn function(&self, name: &str) -> Result<CudaFunction> {
+        let mut functions = self.functions.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(f) = functions.get(name) {
+            return Ok(f.clone());
+        }
+        if !self.entries.iter().any(|e| e == name) {
+            return Err(Error::UnknownKernel {
+                name: name.to_string(),
+                available: self.entries.join(", "),
+            });
+        }
+        let f = self.module.load_function(name)?;
+        functions.insert(name.to_string(), f.clone());
+        Ok(f)
+    }
+}
+
+impl std::fmt::Debug for CompiledModule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledModule")
+            .field("name", &self.name)
+            .field("entries", &self.entries)
+            .finish()
+    }
+}
+
+/// One CUDA device: context, its one non-default stream, module cache, pending error.
+pub(crate) struct CudaBackend {
+    ordinal: usize,
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    arch: String,
+    properties: CudaProperties,
+    modules: Mutex<HashMap<String, Arc<CompiledModule>>>,
+    pending: Mutex<Option<Error>>,
+}
+
+impl std::fmt::Debug for CudaBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CudaBackend(cuda:{})", self.ordinal)
+    }
+}
+
+fn registry() -> &'static Mutex<HashMap<usize, Arc<CudaBackend>>> {
+    static REGISTRY: OnceLock<Mutex<HashMap<usize, Arc<CudaBackend>>>> = OnceLock::new();
+    REGISTRY.get_or_init(Default::default)
+}
+
+/// The CUDA backends created so far (the devices "in use").
+pub(crate) fn backends_in_use() -> Vec<Arc<CudaBackend>> {
+    let mut v: Vec<_> = registry()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .values()
+        .cloned()
+        .collect();
+    v.sort_by_key(|b| b.ordinal);
+    v
+}
+
+/// Maps a driver error to gpukit's error, naming what was being done.
+pub(crate) fn driver_err(what: &str, e: DriverError) -> Error {
+    Error::Cuda(format!("{what}: {e}"))
+}
+
+impl CudaBackend {
+    /// The backend of device `ordinal`, created on first use.
+    pub(crate) fn get(ordinal: usize) -> Result<Arc<CudaBackend>> {
+        let count = probe().map_err(Error::NoGpu)?;
+        if ordinal >= count {
+            return Err(Error::NoGpu(format!(
+                "cuda:{ordinal} requested but {count} CUDA device(s) found"
+            )));
+        }
+        let mut reg = registry().lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(b) = reg.get(&ordinal) {
+            return Ok(b.clone());
+        }
+        let backend = Arc::new(CudaBackend::create(ordinal)?);
+        reg.insert(ordinal, backend.clone());
+        Ok(backend)
+    }
+
+    fn create(ordinal: usize) -> Result<CudaBackend> {
+        let ctx =
+            CudaContext::new(ordinal).map_err(|e| driver_err("creating the CUDA context", e))?;
+        // One stream per device: cudarc's cross-stream event tracking is pure overhead here.
+        // SAFETY: gpukit queues all work of this context on the single stream created below.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx
+            .new_stream()
+            .map_err(|e| driver_err("creating a CUDA stream", e))?;
+        let properties = query_properties(&ctx)?;
+        let arch = format!(
+            "sm_{}{}",
+            properties.compute_capability.0, properties.compute_capability.1
+        );
+        Ok(CudaBackend {
+            ordinal,
+            ctx,
+            stream,
+            arch,
+            properties,
+            modules: Mutex::new(HashMap::new()),
+            pending: Mutex::new(None),
+        })
+    }
+
+    /// The CUDA device number.
+    pub(crate) fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+
+    /// This backend as a [`Device`].
+    pub(crate) fn device(&self) -> Device {
+        Device::Cuda(self.ordinal)
+    }
+
+    /// The stream all gpukit work on this device is queued on.
+    pub(crate) fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// The cudarc context.
+    pub(crate) fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// The NVRTC target, e.g. `sm_90`.
+    pub(crate) fn arch(&self) -> &str {
+        &self.arch
+    }
+
+    /// Static properties of the device (queried once).
+    pub(crate) fn properties(&self) -> &CudaProperties {
+        &self.properties
+    }
+
+    /// `(free, total)` device memory in bytes, as the driver reports it now.
+    pub(crate) fn mem_info(&self) -> Result<(usize, usize)> {
+        self.ctx
+            .bind_to_thread()
+            .and_then(|_| self.ctx.mem_get_info())
+            .map_err(|e| driver_err("querying free memory", e))
+    }
+
+    fn oom(&self, requested: usize) -> Error {
+        let free = self.mem_info().map(|(f, _)| f).unwrap_or(0);
+        Error::OutOfMemory {
+            device: self.device().to_string(),
+            requested,
+            free,
+        }
+    }
+
+    /// Allocates `len` elements, uninitialised. At least one element is allocated (the driver
+    /// rejects empty allocations), so the slice may be longer than `len` when `len == 0`.
+    ///
+    /// # Safety
+    /// The contents are unspecified until written.
+    pub(crate) unsafe fn alloc<T: Element>(&self, len: usize) -> Result<CudaSlice<T>> {
+        let requested = len
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or_else(|| self.oom(usize::MAX))?;
+        if let Ok((free, _)) = self.mem_info() {
+            if requested > free {
+                return Err(Error::OutOfMemory {
+                    device: self.device().to_string(),
+                    requested,
+                    free,
+                });
+            }
+        }
+        match self.stream.alloc::<T>(len.max(1)) {
+            Ok(s) => Ok(s),
+            Err(e) if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
+                Err(self.oom(requested))
+            }
+            Err(e) => Err(driver_err("allocating device memory", e)),
+        }
+    }
+
+    /// Allocates `len` zeroed elements (see [`CudaBackend::alloc`] for `len == 0`).
+    pub(crate) fn alloc_zeros<T: Element>(&self, len: usize) -> Result<CudaSlice<T>> {
+        // SAFETY: zeroed right below; zero bits are valid for every Element.
+        let mut s = unsafe { self.alloc::<T>(len)? };
+        self.stream
+            .memset_zeros(&mut s)
+            .map_err(|e| driver_err("zeroing device memory", e))?;
+        Ok(s)
+    }
+
+    /// Copies host data into a new device buffer (asynchronously ordered on the stream).
+    pub(crate) fn upload<T: Element>(&self, data: &[T]) -> Result<CudaSlice<T>> {
+        // SAFETY: fully overwritten by the copy (or length 0, never read).
+        let mut s = unsafe { self.alloc::<T>(data.len())? };
+        if !data.is_empty() {
+            self.stream
+                .memcpy_htod(data, &mut s)
+                .map_err(|e| driver_err("copying to the device", e))?;
+        }
+        Ok(s)
+    }
+
+    /// Copies the first `len` elements of a device buffer to the host (waits for the stream).
+    pub(crate) fn download<T: Element>(&self, slice: &CudaSlice<T>, len: usize) -> Result<Vec<T>> {
+        let mut out = vec![T::default(); len];
+        if len > 0 {
+            let view = slice.slice(..len);
+            self.stream
+                .memcpy_dtoh(&view, &mut out[..])
+                .map_err(|e| driver_err("copying to the host", e))?;
+        }
+        self.stream
+            .synchronize()
+            .map_err(|e| driver_err("waiting for the copy to the host", e))?;
+        Ok(out)
+    }
+
+    /// Compiles `source` with NVRTC for this device (PTX cache in memory and on disk) and loads
+    /// it; loaded modules are cached per source.
+    pub(crate) fn compile(&self, name: &str, source: &str) -> Result<Arc<CompiledModule>> {
+        if let Some(m) = self
+            .modules
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(source)
+        {
+            return Ok(m.clone());
+        }
+        let ptx = compile_ptx(name, source, &self.arch)?;
+        let module = self
+            .ctx
+            .load_module(cudarc::nvrtc::Ptx::from_src(ptx.to_string()))
+            .map_err(|e| driver_err(&format!("loading the PTX of `{name}`"), e))?;
+        let compiled = Arc::new(CompiledModule {
+            name: name.to_string(),
+            entries: ptx_entries(&ptx),
+            ptx,
+            module,
+            functions: Mutex::new(HashMap::new()),
+        });
+        self.modules
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(source.to_string(), compiled.clone());
+        Ok(compiled)
+    }
+
+    /// Records an error to be returned by the next [`CudaBackend::synchronize`] (first one wins).
+    pub(crate) fn set_pending_error(&self, e: Error) {
+        let mut p = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        if p.is_none() {
+            *p = Some(e);
+        }
+    }
+
+    /// Waits for queued work, then reports a recorded error or a kernel's out-of-bounds index.
+    pub(crate) fn synchronize(&self) -> Result<()> {
+        self.stream
+            .synchronize()
+            .map_err(|e| driver_err("synchronizing the stream", e))?;
+        let pending = self
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        let bounds = crate::kernel::bounds::check_pending(self);
+        match pending {
+            Some(e) => Err(e),
+            None => bounds,
+        }
+    }
+}
+
+fn query_properties(ctx: &Arc<CudaContext>) -> Result<CudaProperties> {
+    let q = |what: &str, e: DriverError| driver_err(&format!("querying {what}"), e);
+    let a = |attr: Attr| -> Result<u32> {
+        ctx.attribute(attr)
+            .map(|v| v.max(0) as u32)
+            .map_err(|e| q("a device attribute", e))
+    };
+    Ok(CudaProperties {
+        ordinal: ctx.ordinal(),
+        name: ctx.name().map_err(|e| q("the device name", e))?,
+        compute_capability: {
+            let (ma, mi) = ctx
+                .compute_capability()
+                .map_err(|e| q("the compute capability", e))?;
+            (ma.max(0) as u32, mi.max(0) as u32)
+        },
+        multiprocessors: a(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+        warp_size: a(Attr::CU_DEVICE_ATTRIBUTE_WARP_SIZE)?,
+        max_threads_per_block: a(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+        max_threads_per_multiprocessor: a(
+            Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+        )?,
+        max_block_dims: [
+            a(Attr::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,
+            a(Attr::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?,
+            a(Attr::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?,
+        ],
+        max_grid_dims: [
+            a(Attr::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?,
+            a(Attr::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
+            a(Attr::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
+        ],
+        total_memory: ctx.total_mem().map_err(|e| q("the memory size", e))?,
+        shared_memory_per_block: a(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)? as usize,
+        clock_khz: a(Attr::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)?,
+        memory_clock_khz: a(Attr::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)?,
+        memory_bus_width_bits: a(Attr::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)?,
+        l2_cache_bytes: a(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as usize,
+    })
+}

@@ -1,0 +1,135 @@
+//! Finding out, without letting cudarc panic, whether CUDA can be used here.
+//!
+//! cudarc (with `dynamic-loading`) panics on first use when it cannot load libcuda or libnvrtc.
+//! This module opens the same libraries with `libloading` first, initialises the driver and
+//! counts devices, and caches the answer for the life of the process.
+
+use libloading::Library;
+use std::os::raw::{c_int, c_uint};
+use std::sync::OnceLock;
+
+/// Number of usable CUDA devices, or a one-line reason why CUDA cannot be used.
+///
+/// A usable CUDA device needs the driver (libcuda), at least one device, and libnvrtc
+/// (every gpukit kernel is compiled at run time).
+pub(crate) fn probe() -> Result<usize, String> {
+    static PROBE: OnceLock<Result<usize, String>> = OnceLock::new();
+    PROBE
+        .get_or_init(|| {
+            let count = driver_device_count()?;
+            nvrtc_probe()?;
+            Ok(count)
+        })
+        .clone()
+}
+
+/// Whether libnvrtc can be loaded (under one of the names cudarc tries), or why not.
+///
+/// NVRTC works without a GPU, so this is separate from [`probe`]: PTX can be produced on a
+/// machine that has libnvrtc but no driver.
+pub(crate) fn nvrtc_probe() -> Result<(), String> {
+    static NVRTC: OnceLock<Result<(), String>> = OnceLock::new();
+    NVRTC
+        .get_or_init(|| {
+            let names = cudarc::get_lib_name_candidates("nvrtc");
+            match open_first(&names) {
+                Some(_) => Ok(()),
+                None => Err(format!(
+                    "libnvrtc not found (searched {}; put the folder holding libnvrtc.so.13 on LD_LIBRARY_PATH)",
+                    short_list(&names)
+                )),
+            }
+        })
+        .clone()
+}
+
+/// Opens the first library of `names` that loads and keeps it loaded for the process.
+fn open_first(names: &[String]) -> Option<&'static Library> {
+    for name in names {
+        // SAFETY: loading the CUDA driver or NVRTC runs only their (trusted) initialisers.
+        if let Ok(lib) = unsafe { Library::new(name) } {
+            return Some(Box::leak(Box::new(lib)));
+        }
+    }
+    None
+}
+
+/// `libnvrtc.so, libnvrtc.so.13, ...` (the names most people recognise, first few only).
+fn short_list(names: &[String]) -> String {
+    let mut shown: Vec<&str> = names
+        .iter()
+        .filter(|n| n.ends_with(".so") || n.contains(".so."))
+        .map(String::as_str)
+        .take(4)
+        .collect();
+    if shown.is_empty() {
+        shown = names.iter().map(String::as_str).take(4).collect();
+    }
+    shown.join(", ")
+}
+
+type CuInit = unsafe extern "C" fn(c_uint) -> c_int;
+type CuDeviceGetCount = unsafe extern "C" fn(*mut c_int) -> c_int;
+
+/// CUDA_ERROR_NO_DEVICE from cuda.h.
+const CUDA_ERROR_NO_DEVICE: c_int = 100;
+
+/// Loads libcuda (under the names cudarc tries), calls `cuInit(0)` and `cuDeviceGetCount`.
+fn driver_device_count() -> Result<usize, String> {
+    let mut names = vec!["libcuda.so.1".to_string()];
+    for lib in ["cuda", "nvcuda"] {
+        names.extend(cudarc::get_lib_name_candidates(lib));
+    }
+    let lib = open_first(&names)
+        .ok_or_else(|| "no NVIDIA driver (libcuda.so.1 not found)".to_string())?;
+    // SAFETY: the symbols have the signatures documented in cuda.h.
+    unsafe {
+        let init: libloading::Symbol<CuInit> = lib
+            .get(b"cuInit\0")
+            .map_err(|e| format!("NVIDIA driver library is unusable (cuInit missing: {e})"))?;
+        let count_fn: libloading::Symbol<CuDeviceGetCount> =
+            lib.get(b"cuDeviceGetCount\0").map_err(|e| {
+                format!("NVIDIA driver library is unusable (cuDeviceGetCount missing: {e})")
+            })?;
+        match init(0) {
+            0 => {}
+            CUDA_ERROR_NO_DEVICE => return Err("no CUDA device".into()),
+            code => {
+                return Err(format!(
+                    "the NVIDIA driver failed to initialise (cuInit returned error {code})"
+                ))
+            }
+        }
+        let mut count: c_int = 0;
+        match count_fn(&mut count) {
+            0 if count > 0 => Ok(count as usize),
+            0 => Err("no CUDA device".into()),
+            code => Err(format!("cuDeviceGetCount returned error {code}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probe_is_cached_and_consistent() {
+        let a = probe();
+        let b = probe();
+        assert_eq!(a, b);
+        if let Err(why) = a {
+            assert!(
+                !why.is_empty() && !why.contains('\n'),
+                "one-line reason: {why}"
+            );
+        }
+    }
+
+    #[test]
+    fn nvrtc_reason_names_the_library() {
+        if let Err(why) = nvrtc_probe() {
+            assert!(why.starts_with("libnvrtc not found"), "{why}");
+        }
+    }
+}
