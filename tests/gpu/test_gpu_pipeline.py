@@ -1,0 +1,344 @@
+"""Unit tests for the GPU pipeline scripts (hashing, manifest, staging plan, device-run parsing,
+recording). Standard library only; run by `python3 tests/gpu/check_manifest.py --self-test`
+(`make gpu-selftest`) and collected by pytest as well."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import sys
+import tarfile
+import tempfile
+import unittest
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import check_manifest  # noqa: E402
+import devrun  # noqa: E402
+import gpumanifest as gm  # noqa: E402
+import record  # noqa: E402
+import stagelib  # noqa: E402
+
+
+def nb(*cells):
+    """A minimal nbformat-4 notebook: ("code", src) / ("markdown", src) pairs."""
+    return {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+            "cells": [{"cell_type": t, "source": s, "metadata": {}, **({"outputs": [], "execution_count": None}
+                                                                        if t == "code" else {})}
+                      for t, s in cells]}
+
+
+class Hashing(unittest.TestCase):
+    def test_definition(self):
+        n = nb(("code", "let x = 1;\n"), ("markdown", "# title"), ("code", "x"))
+        want = hashlib.sha256(b"let x = 1;\n\0x\0").hexdigest()
+        self.assertEqual(gm.source_sha256(n), want)
+
+    def test_known_vectors(self):
+        # no code cells: the hash of nothing
+        self.assertEqual(gm.source_sha256(nb(("markdown", "only text"))),
+                         "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        # one empty code cell: the hash of one NUL byte
+        self.assertEqual(gm.source_sha256(nb(("code", ""))),
+                         "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d")
+
+    def test_list_of_lines_equals_joined_string(self):
+        a = nb(("code", ["let a = 1;\n", "a + 1"]))
+        b = nb(("code", "let a = 1;\na + 1"))
+        self.assertEqual(gm.source_sha256(a), gm.source_sha256(b))
+
+    def test_cell_boundaries_matter(self):
+        one = nb(("code", "ab"))
+        two = nb(("code", "a"), ("code", "b"))
+        self.assertNotEqual(gm.source_sha256(one), gm.source_sha256(two))
+
+    def test_outputs_and_markdown_do_not_matter(self):
+        a = nb(("code", "1"), ("markdown", "x"))
+        b = nb(("code", "1"), ("markdown", "y"))
+        b["cells"][0]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "1"}]
+        self.assertEqual(gm.source_sha256(a), gm.source_sha256(b))
+
+    def test_unicode_is_utf8(self):
+        self.assertEqual(gm.source_sha256(nb(("code", "π"))), hashlib.sha256("π".encode() + b"\0").hexdigest())
+
+
+class Manifest(unittest.TestCase):
+    def make(self, **over):
+        m = gm.build_manifest(device="NVIDIA H200", driver="580.1", cuda="13.0", commit="abc", date="2026-11-22T00:00:00Z",
+                              cargo_tests={"passed": 3, "failed": 0, "skipped": 1},
+                              notebooks=[{"path": "notebooks/b.ipynb", "source_sha256": "22", "status": "ok", "seconds": 1.234},
+                                         {"path": "notebooks/a.ipynb", "source_sha256": "11", "status": "ok", "seconds": 2}])
+        m.update(over)
+        return m
+
+    def test_shape(self):
+        m = self.make()
+        self.assertEqual(list(m)[:7], ["device", "driver", "cuda", "commit", "date", "cargo_tests", "notebooks"])
+        self.assertEqual([e["path"] for e in m["notebooks"]], ["notebooks/a.ipynb", "notebooks/b.ipynb"])
+        self.assertEqual(m["notebooks"][1]["seconds"], 1.23)
+        self.assertEqual(gm.validate_manifest(m), [])
+        json.dumps(m)
+
+    def test_rejects_unknown_status(self):
+        with self.assertRaises(ValueError):
+            gm.build_manifest(device="d", driver="d", cuda="c", commit="c", date="d", cargo_tests={},
+                              notebooks=[{"path": "p", "source_sha256": "h", "status": "fine", "seconds": 0}])
+
+    def test_validate_finds_problems(self):
+        m = self.make()
+        del m["driver"]
+        m["cargo_tests"]["failed"] = "0"
+        probs = gm.validate_manifest(m)
+        self.assertTrue(any("driver" in p for p in probs))
+        self.assertTrue(any("cargo_tests.failed" in p for p in probs))
+
+    def test_staleness(self):
+        m = self.make()
+        current = {"notebooks/a.ipynb": "11", "notebooks/b.ipynb": "22"}
+        self.assertTrue(gm.is_current(gm.staleness(m, current)))
+        r = gm.staleness(m, {"notebooks/a.ipynb": "XX", "notebooks/c.ipynb": "33"})
+        self.assertEqual(r["changed"], ["notebooks/a.ipynb"])
+        self.assertEqual(r["missing"], ["notebooks/c.ipynb"])
+        self.assertEqual(r["removed"], ["notebooks/b.ipynb"])
+        self.assertFalse(gm.is_current(r))
+        m["notebooks"][0]["status"] = "error"
+        self.assertEqual(gm.staleness(m, current)["not_ok"], ["notebooks/a.ipynb"])
+        m = self.make(cargo_tests={"passed": 1, "failed": 2, "skipped": 0})
+        self.assertFalse(gm.is_current(gm.staleness(m, current)))
+
+    def test_totals(self):
+        t = gm.cargo_test_totals([{"passed": 2, "failed": 1, "skipped": 3}, {"passed": 1, "failed": 0, "ignored": 2}])
+        self.assertEqual(t, {"passed": 3, "failed": 1, "skipped": 5})
+
+
+class Tree(unittest.TestCase):
+    def test_notebook_paths_and_check(self):
+        with tempfile.TemporaryDirectory() as d:
+            root = Path(d)
+            (root / "notebooks" / "images").mkdir(parents=True)
+            (root / "tests" / "notebooks").mkdir(parents=True)
+            (root / "notebooks" / "2.0_kernels.ipynb").write_text(json.dumps(nb(("code", "1"))))
+            (root / "notebooks" / "1.0_intro.ipynb").write_text(json.dumps(nb(("code", "2"))))
+            (root / "notebooks" / "images" / "x.ipynb").write_text(json.dumps(nb()))
+            (root / "tests" / "notebooks" / "errors.ipynb").write_text(json.dumps(nb(("code", "3"))))
+            paths = gm.notebook_paths(root)
+            self.assertEqual(paths, ["notebooks/1.0_intro.ipynb", "notebooks/2.0_kernels.ipynb",
+                                     "tests/notebooks/errors.ipynb"])
+            buf = io.StringIO()
+            self.assertFalse(check_manifest.report(root, root / "docs/gpu-run/manifest.json", out=buf))
+            self.assertIn("no docs/gpu-run/manifest.json", buf.getvalue())
+            hashes = gm.current_hashes(root)
+            m = gm.build_manifest(device="NVIDIA H100", driver="1", cuda="13.0", commit="c", date="d",
+                                  cargo_tests={"passed": 1}, notebooks=[
+                                      {"path": p, "source_sha256": h, "status": "ok", "seconds": 1} for p, h in hashes.items()])
+            (root / "docs/gpu-run").mkdir(parents=True)
+            (root / "docs/gpu-run/manifest.json").write_text(json.dumps(m))
+            buf = io.StringIO()
+            self.assertTrue(check_manifest.report(root, root / "docs/gpu-run/manifest.json", out=buf))
+            self.assertIn("current, 3 notebook(s) ok", buf.getvalue())
+            (root / "notebooks" / "1.0_intro.ipynb").write_text(json.dumps(nb(("code", "changed"))))
+            buf = io.StringIO()
+            self.assertFalse(check_manifest.report(root, root / "docs/gpu-run/manifest.json", out=buf))
+            self.assertIn("changed since the run: notebooks/1.0_intro.ipynb", buf.getvalue())
+            self.assertEqual(check_manifest.main(["--root", str(root)]), 0)
+
+
+class Staging(unittest.TestCase):
+    def test_assign_fits_and_splits(self):
+        M = stagelib.MIB
+        groups = [{"name": "early", "size": 5 * M}, {"name": "llvm", "size": 41 * M}, {"name": "driver", "size": 36 * M},
+                  {"name": "std", "size": 22 * M}, {"name": "big", "size": 130 * M}, {"name": "wheels", "size": 3 * M}]
+        calls = stagelib.assign(groups, 60 * M, ["early"])
+        self.assertEqual(calls[0][0]["group"], "early")
+        for c in calls:
+            self.assertLessEqual(sum(p["size"] for p in c), 60 * M)
+        pieces = [p for c in calls for p in c if p["group"] == "big"]
+        self.assertGreater(len(pieces), 1)
+        self.assertEqual(sum(p["size"] for p in pieces), 130 * M)
+        offsets = [p["offset"] for p in sorted(pieces, key=lambda p: p["part"])]
+        self.assertEqual(offsets[0], 0)
+        for g in groups:
+            self.assertEqual(sum(p["size"] for c in calls for p in c if p["group"] == g["name"]), g["size"])
+        total = sum(g["size"] for g in groups)
+        self.assertLessEqual(len(calls), -(-total // (60 * M)) + 1)
+
+    def test_assign_first_too_big(self):
+        with self.assertRaises(ValueError):
+            stagelib.assign([{"name": "early", "size": 10}], 5, ["early"])
+
+    def test_write_plan_and_reassemble(self):
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            blobs = {"early": b"e" * 1000, "big": bytes(range(256)) * 40}
+            args = []
+            for name, data in blobs.items():
+                (d / f"{name}.tar.xz").write_bytes(data)
+            ns = type("A", (), dict(out=str(d / "stage"), budget=4096, first=["early"], commit="c0ffee", dirty=0,
+                                    stage_root="/work/main", tree_bytes=100, info=None,
+                                    group=[f"{n}={d / (n + '.tar.xz')}" for n in blobs]))
+            plan = stagelib.write_plan(ns)
+            self.assertGreaterEqual(plan["calls"], 3)
+            for name, data in blobs.items():
+                parts = plan["groups"][name]["parts"]
+                joined = b"".join((d / "stage" / f"call{p['call']}" / p["file"]).read_bytes() for p in parts)
+                self.assertEqual(joined, data)
+                self.assertEqual(plan["groups"][name]["sha256"], hashlib.sha256(data).hexdigest())
+            seq = stagelib.call_sequence(plan)
+            self.assertEqual(seq[0]["carry"], [".stage/call1"])
+            self.assertEqual(seq[-1]["command"], f"bash tests/gpu/run.sh {plan['calls']} {plan['calls']}")
+            del args
+
+    def test_test_artifacts(self):
+        lines = [
+            json.dumps({"reason": "compiler-artifact", "package_id": "path+file:///work/main/crates/gpukit#0.1.0",
+                        "manifest_path": "/work/main/crates/gpukit/Cargo.toml",
+                        "target": {"name": "gpukit", "kind": ["lib"], "src_path": "/work/main/crates/gpukit/src/lib.rs"},
+                        "profile": {"test": True}, "executable": "/t/debug/deps/gpukit-123"}),
+            json.dumps({"reason": "compiler-artifact", "package_id": "registry+https://x#syn@2.0.1",
+                        "target": {"name": "syn", "kind": ["lib"]}, "profile": {"test": False}, "executable": None}),
+            json.dumps({"reason": "compiler-artifact", "package_id": "gpukit-macros 0.1.0 (path+file:///w)",
+                        "target": {"name": "ui", "kind": ["test"], "src_path": "/nonexistent/ui.rs"},
+                        "profile": {"test": True}, "executable": "/t/debug/deps/ui-9"}),
+            "not json", json.dumps({"reason": "build-finished", "success": True}),
+        ]
+        arts = stagelib.test_artifacts(lines)
+        self.assertEqual([a["package"] for a in arts], ["gpukit", "gpukit-macros"])
+        self.assertEqual(arts[1]["kind"], "test")
+        self.assertEqual(stagelib.relative_dir(arts[0]["manifest_dir"], Path("/work/main")), "crates/gpukit")
+
+    def test_package_name(self):
+        self.assertEqual(stagelib.package_name("path+file:///work/main/crates/gpukit#0.1.0"), "gpukit")
+        self.assertEqual(stagelib.package_name("path+file:///work/main/benches/x#gpukit-bench@0.1.0"), "gpukit-bench")
+        self.assertEqual(stagelib.package_name("evcxr_gpu 0.1.0 (path+file:///w)"), "evcxr_gpu")
+
+    def test_dep_lines(self):
+        self.assertEqual(stagelib.dep_line('ndarray = "0.17"'), 'ndarray = "0.17"')
+        self.assertEqual(stagelib.dep_line("plotters"), 'plotters = "*"')
+        self.assertEqual(stagelib.dep_line('rand = { version = "0.9", features = ["small_rng"] }'),
+                         'rand = { version = "0.9", features = ["small_rng"] }')
+        self.assertIsNone(stagelib.dep_line('gpukit = { path = "../crates/gpukit" }'))
+        self.assertIsNone(stagelib.dep_line('x = { git = "https://example.invalid/x" }'))
+
+    def test_notebook_deps(self):
+        with tempfile.TemporaryDirectory() as d:
+            root = Path(d)
+            (root / "notebooks").mkdir()
+            (root / "notebooks" / "a.ipynb").write_text(json.dumps(nb(
+                ("code", ':dep ndarray = "0.17"\n:dep gpukit = { path = "x" }\nlet a = 1;'),
+                ("markdown", ":dep notthis"), ("code", ":dep plotters"))))
+            self.assertEqual(stagelib.notebook_deps(root), ['ndarray = "0.17"', 'plotters = "*"'])
+
+
+class DeviceRun(unittest.TestCase):
+    def test_parse_libtest(self):
+        out = ("running 3 tests\ntest a::b ... ok\ntest a::c ... FAILED\ntest d ... ignored, needs a GPU\n\n"
+               "test result: FAILED. 1 passed; 1 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.01s\n"
+               "running 1 test\ntest e ... ok\n"
+               "test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n")
+        r = devrun.parse_libtest(out)
+        self.assertEqual((r["passed"], r["failed"], r["skipped"]), (2, 1, 1))
+        self.assertEqual(r["failed_tests"], ["a::c"])
+        self.assertEqual(r["result_lines"], 2)
+
+    def test_run_tests_counts_crash_as_failure(self):
+        with tempfile.TemporaryDirectory() as d:
+            stage = Path(d)
+            (stage / "root" / "tests").mkdir(parents=True)
+            ok = stage / "root" / "tests" / "p--lib--ok"
+            ok.write_text("#!/bin/sh\necho 'test x ... ok'\n"
+                          "echo 'test result: ok. 1 passed; 0 failed; 2 ignored; 0 measured; 0 filtered out'\n")
+            bad = stage / "root" / "tests" / "p--test--crash"
+            bad.write_text("#!/bin/sh\necho 'running 1 test'\nkill -SEGV $$\n")
+            tests = [{"file": ok.name, "package": "p", "name": "ok", "kind": "lib", "dir": ""},
+                     {"file": bad.name, "package": "p", "name": "crash", "kind": "test", "dir": ""}]
+            res = devrun.run_tests(stage, tests, {"PATH": "/usr/bin:/bin"}, stage / "log", timeout=30)
+            self.assertEqual(gm.cargo_test_totals(res), {"passed": 1, "failed": 1, "skipped": 2})
+            self.assertIn("==== p test crash", (stage / "log").read_text())
+
+    def test_unpack_joins_parts_and_checks(self):
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            src = d / "src"
+            (src / "rust" / "bin").mkdir(parents=True)
+            (src / "rust" / "bin" / "tool").write_text("#!/bin/sh\necho hi\n")
+            blob = d / "g.tar.xz"
+            with tarfile.open(blob, "w:xz") as tf:
+                tf.add(src / "rust", arcname="rust")
+            data = blob.read_bytes()
+            half = len(data) // 2
+            carried = d / "carried"
+            carried.mkdir()
+            (carried / "g.tar.xz.part00").write_bytes(data[:half])
+            plan = {"calls": 2, "groups": {"g": {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data), "parts": [
+                {"file": "g.tar.xz.part00", "call": 1, "size": half},
+                {"file": "g.tar.xz.part01", "call": 2, "size": len(data) - half}]}}}
+            (carried / "plan.json").write_text(json.dumps(plan))
+            stage = d / "stage"
+            devrun.unpack(stage, carried)
+            self.assertEqual(devrun.have(stage, ["g"]), ["g"])
+            for f in carried.iterdir():
+                f.unlink()
+            (carried / "g.tar.xz.part01").write_bytes(data[half:])
+            (carried / "plan.json").write_text(json.dumps(plan))
+            devrun.unpack(stage, carried)
+            self.assertEqual(devrun.have(stage, ["g"]), [])
+            self.assertTrue((stage / "root" / "rust" / "bin" / "tool").is_file())
+
+
+class Recording(unittest.TestCase):
+    def run_folder(self, d: Path, as_tar: bool):
+        root = d / "repo"
+        (root / "notebooks").mkdir(parents=True)
+        src = nb(("code", "1 + 1"))
+        (root / "notebooks" / "a.ipynb").write_text(json.dumps(src))
+        executed = json.loads(json.dumps(src))
+        executed["cells"][0]["outputs"] = [{"output_type": "execute_result", "data": {"text/plain": "2"},
+                                           "metadata": {}, "execution_count": 1}]
+        run = d / "run"
+        run.mkdir()
+        m = gm.build_manifest(device="NVIDIA H100 80GB HBM3", driver="580", cuda="13.0", commit="c", date="d",
+                              cargo_tests={"passed": 5, "failed": 0, "skipped": 0},
+                              notebooks=[{"path": "notebooks/a.ipynb", "source_sha256": gm.source_sha256(src),
+                                          "status": "ok", "seconds": 3}])
+        (run / "manifest.json").write_text(json.dumps(m))
+        (run / "cargo-tests.log").write_text("test result: ok.\n")
+        data = json.dumps(executed).encode()
+        if as_tar:
+            with tarfile.open(run / "executed-notebooks.tar.gz", "w:gz") as tf:
+                info = tarfile.TarInfo("notebooks/a.ipynb")
+                info.size = len(data)
+                tf.addfile(info, io.BytesIO(data))
+                evil = tarfile.TarInfo("../../evil.ipynb")
+                evil.size = 1
+                tf.addfile(evil, io.BytesIO(b"x"))
+        else:
+            (run / "notebooks").mkdir()
+            (run / "notebooks" / "notebooks__a.ipynb").write_bytes(data)
+        return root, run
+
+    def test_record_both_layouts(self):
+        for as_tar in (False, True):
+            with tempfile.TemporaryDirectory() as d:
+                root, run = self.run_folder(Path(d), as_tar)
+                buf = io.StringIO()
+                self.assertEqual(record.record(run, root / "docs/gpu-run", root, out=buf), 0, buf.getvalue())
+                out = root / "docs/gpu-run"
+                self.assertTrue((out / "notebooks/a.ipynb").is_file())
+                self.assertTrue((out / "cargo-tests.log").is_file())
+                self.assertFalse((Path(d) / "evil.ipynb").exists())
+                self.assertTrue(check_manifest.report(root, out / "manifest.json", out=io.StringIO()))
+
+    def test_record_refuses_mismatched_copy(self):
+        with tempfile.TemporaryDirectory() as d:
+            root, run = self.run_folder(Path(d), False)
+            (run / "notebooks" / "notebooks__a.ipynb").write_text(json.dumps(nb(("code", "other"))))
+            buf = io.StringIO()
+            self.assertEqual(record.record(run, root / "docs/gpu-run", root, out=buf), 2)
+            self.assertIn("hash", buf.getvalue())
+
+
+if __name__ == "__main__":
+    unittest.main()
