@@ -1,0 +1,210 @@
+//! What `#[kernel]`, `#[device]` and `#[vectorize]` generate: the metadata the runtime launches
+//! from, and the complete CUDA C++ source assembled from it.
+
+use super::cpu::{BlockCtx, CpuArgs};
+use crate::element::DType;
+
+/// Everything the runtime needs to launch one `#[kernel]` on either backend.
+#[derive(Debug, Clone, Copy)]
+pub struct KernelInfo {
+    /// The kernel's name (the CUDA `extern "C" __global__` symbol too).
+    pub name: &'static str,
+    /// The Rust item as written, for `%source`.
+    pub rust_source: &'static str,
+    /// The CUDA C++ translation unit, without the `#[device]` helpers (see [`full_source`]).
+    pub cuda_source: &'static str,
+    /// The `#[device]` helpers the kernel calls directly.
+    pub device_fns: &'static [&'static DeviceFn],
+    /// The parameters, in order.
+    pub params: &'static [ParamInfo],
+    /// Names by array id, as bounds errors report them: array parameters, then shared arrays.
+    pub array_names: &'static [&'static str],
+    /// Whether indexing is bounds checked (the CUDA kernel then takes a trailing error record).
+    pub checked: bool,
+    /// Whether the body calls `sync_threads()` (the CPU then runs a block's threads as coroutines).
+    pub uses_barrier: bool,
+    /// Bytes of shared memory per block on the CPU (8-byte aligned slots).
+    pub shared_bytes: usize,
+    /// The CPU twin: runs one block.
+    pub cpu: fn(&BlockCtx, &CpuArgs),
+}
+
+/// One kernel parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParamInfo {
+    /// Name as written.
+    pub name: &'static str,
+    /// Slice, mutable slice, view, mutable view or scalar.
+    pub kind: ParamKind,
+    /// Element type.
+    pub dtype: DType,
+    /// Number of dimensions: 1 for slices, 2 or 3 for views, 0 for scalars.
+    pub ndim: usize,
+}
+
+/// How a parameter is passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ParamKind {
+    /// `&[T]`: pointer and length.
+    Slice,
+    /// `&mut [T]`: pointer and length.
+    SliceMut,
+    /// `&View2<T>` / `&View3<T>`: pointer and the extent of each axis.
+    View,
+    /// `&mut View2<T>` / `&mut View3<T>`: pointer and the extent of each axis.
+    ViewMut,
+    /// A scalar, by value.
+    Scalar,
+}
+
+impl ParamKind {
+    /// Whether the kernel may write through this parameter.
+    pub fn is_mut(self) -> bool {
+        matches!(self, ParamKind::SliceMut | ParamKind::ViewMut)
+    }
+
+    /// Whether the parameter is an array (slice or view).
+    pub fn is_array(self) -> bool {
+        !matches!(self, ParamKind::Scalar)
+    }
+}
+
+/// A `#[device]` helper: its CUDA declaration and definition, and the helpers it calls.
+#[derive(Debug, Clone, Copy)]
+pub struct DeviceFn {
+    /// The function's name.
+    pub name: &'static str,
+    /// CUDA prototype, e.g. `__device__ float clamp01(float x);`.
+    pub decl: &'static str,
+    /// CUDA definition.
+    pub def: &'static str,
+    /// `#[device]` helpers this one calls.
+    pub callees: &'static [&'static DeviceFn],
+}
+
+/// What `#[vectorize]` generates besides the wrapper function.
+#[derive(Debug, Clone, Copy)]
+pub struct VectorizeInfo {
+    /// The function's name; the CUDA kernel is `{name}_vectorized`.
+    pub name: &'static str,
+    /// Number of inputs (1 to 4).
+    pub arity: usize,
+    /// The Rust item as written.
+    pub rust_source: &'static str,
+    /// Complete CUDA C++ translation unit holding `{name}_vectorized`.
+    pub cuda_source: &'static str,
+}
+
+/// The line in [`KernelInfo::cuda_source`] that [`full_source`] replaces with the `#[device]`
+/// helpers. Without it the helpers are put first.
+pub const DEVICE_FNS_MARKER: &str = "// @gpukit-device-fns";
+
+/// The complete CUDA C++ of a kernel: the `#[device]` helpers it reaches (each once: all
+/// declarations, then all definitions) placed at [`DEVICE_FNS_MARKER`], and the kernel.
+pub fn full_source(info: &KernelInfo) -> String {
+    let mut order: Vec<&DeviceFn> = Vec::new();
+    for f in info.device_fns {
+        collect(f, &mut order);
+    }
+    if order.is_empty() {
+        return info.cuda_source.to_string();
+    }
+    let mut helpers = String::new();
+    for f in &order {
+        helpers.push_str(f.decl.trim_end());
+        helpers.push('\n');
+    }
+    for f in &order {
+        helpers.push('\n');
+        helpers.push_str(f.def.trim_end());
+        helpers.push('\n');
+    }
+    match info.cuda_source.find(DEVICE_FNS_MARKER) {
+        Some(at) => {
+            let end = info.cuda_source[at..]
+                .find('\n')
+                .map_or(info.cuda_source.len(), |n| at + n + 1);
+            format!(
+                "{}{}{}",
+                &info.cuda_source[..at],
+                helpers,
+                &info.cuda_source[end..]
+            )
+        }
+        None => format!("{helpers}\n{}", info.cuda_source),
+    }
+}
+
+/// Depth-first, callees before callers, each helper once (by name).
+fn collect<'a>(f: &'a DeviceFn, order: &mut Vec<&'a DeviceFn>) {
+    if order.iter().any(|g| g.name == f.name) {
+        return;
+    }
+    // Mark first so that (mutually) recursive helpers terminate.
+    order.push(f);
+    let at = order.len() - 1;
+    for c in f.callees {
+        collect(c, order);
+    }
+    // Move the caller after its callees.
+    let me = order.remove(at);
+    order.push(me);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LEAF: DeviceFn = DeviceFn {
+        name: "leaf",
+        decl: "__device__ float leaf(float x);",
+        def: "__device__ float leaf(float x) { return x; }",
+        callees: &[],
+    };
+    const MID: DeviceFn = DeviceFn {
+        name: "mid",
+        decl: "__device__ float mid(float x);",
+        def: "__device__ float mid(float x) { return leaf(x); }",
+        callees: &[&LEAF],
+    };
+
+    fn no_cpu(_: &BlockCtx, _: &CpuArgs) {}
+
+    fn info(src: &'static str, fns: &'static [&'static DeviceFn]) -> KernelInfo {
+        KernelInfo {
+            name: "k",
+            rust_source: "",
+            cuda_source: src,
+            device_fns: fns,
+            params: &[],
+            array_names: &[],
+            checked: false,
+            uses_barrier: false,
+            shared_bytes: 0,
+            cpu: no_cpu,
+        }
+    }
+
+    #[test]
+    fn helpers_once_declarations_first_at_marker() {
+        let src = full_source(&info(
+            "#include <x>\n// @gpukit-device-fns\n__global__ void k() {}\n",
+            &[&MID, &LEAF],
+        ));
+        assert_eq!(src.matches("float leaf(float x);").count(), 1);
+        assert_eq!(src.matches("{ return x; }").count(), 1);
+        let decl_mid = src.find("float mid(float x);").unwrap();
+        let def_leaf = src.find("{ return x; }").unwrap();
+        assert!(src.find("#include").unwrap() < decl_mid);
+        assert!(decl_mid < def_leaf);
+        assert!(def_leaf < src.find("__global__").unwrap());
+        assert!(!src.contains(DEVICE_FNS_MARKER));
+    }
+
+    #[test]
+    fn helpers_prepended_without_marker() {
+        let src = full_source(&info("__global__ void k() {}", &[&MID]));
+        assert!(src.find("leaf(float x);").unwrap() < src.find("__global__").unwrap());
+        assert_eq!(full_source(&info("x", &[])), "x");
+    }
+}

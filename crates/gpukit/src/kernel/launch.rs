@@ -1,0 +1,187 @@
+//! Launching a `#[kernel]`: check the arguments against the signature, pick the device, and run
+//! on the CPU executor or queue on the CUDA stream.
+
+use super::args::{ArgRepr, KernelArg};
+use super::config::{self, IntoLaunchConfig, LaunchConfig};
+use super::cpu::{self, CpuArg};
+use super::info::{KernelInfo, ParamKind};
+use super::{cuda, profile};
+use crate::backend::cuda::CudaBackend;
+use crate::device::{default_device, Device};
+use crate::error::{Error, Result};
+use std::sync::Arc;
+
+/// Launches `info` with `config` over `args` (one per parameter, in order).
+///
+/// On the CPU the launch runs to completion and returns the kernel's first out-of-bounds
+/// index as an error. On a CUDA device it is queued on the device's stream and returns at once;
+/// an out-of-bounds index is reported by the next synchronisation of that device.
+pub fn launch(
+    info: &KernelInfo,
+    config: impl IntoLaunchConfig,
+    args: Vec<KernelArg<'_>>,
+) -> Result<()> {
+    let config = config::resolve(config, info.name)?;
+    check_args(info, &args)?;
+    match target(info.name, &args)? {
+        Target::Cpu => {
+            let timer = profile::cpu_timer();
+            let result = run_cpu(info, &config, args);
+            profile::finish_cpu(timer, info.name);
+            result
+        }
+        Target::Cuda(backend) => cuda::launch_kernel(info, &config, args, &backend),
+    }
+}
+
+/// Where a launch runs.
+pub(crate) enum Target {
+    /// The CPU executor.
+    Cpu,
+    /// A CUDA device.
+    Cuda(Arc<CudaBackend>),
+}
+
+/// The device of the gpukit arrays among `args` (all must agree), else the default device.
+pub(crate) fn target(kernel: &str, args: &[KernelArg<'_>]) -> Result<Target> {
+    let mut found: Option<(usize, Device)> = None;
+    let mut backend: Option<&Arc<CudaBackend>> = None;
+    for (i, a) in args.iter().enumerate() {
+        let ArgRepr::Device(d) = &a.repr else {
+            continue;
+        };
+        let dev = d.device();
+        match found {
+            None => {
+                found = Some((i, dev));
+                if let super::args::DeviceBuf::Cuda { backend: b, .. } = &d.buf {
+                    backend = Some(b);
+                }
+            }
+            Some((j, first)) if first != dev => {
+                return Err(Error::DeviceMismatch(format!(
+                    "kernel `{kernel}`: argument {} is on {first} but argument {} is on {dev}; move one with `.to_device(..)`",
+                    j + 1,
+                    i + 1
+                )))
+            }
+            Some(_) => {}
+        }
+    }
+    match (found, backend) {
+        (Some(_), Some(b)) => Ok(Target::Cuda(b.clone())),
+        (Some(_), None) => Ok(Target::Cpu),
+        (None, _) => match default_device() {
+            Device::Cpu => Ok(Target::Cpu),
+            Device::Cuda(n) => Ok(Target::Cuda(CudaBackend::get(n)?)),
+        },
+    }
+}
+
+/// Checks count, kinds, element types, mutability and view dimensions against the signature.
+fn check_args(info: &KernelInfo, args: &[KernelArg<'_>]) -> Result<()> {
+    if args.len() != info.params.len() {
+        return Err(Error::Argument {
+            kernel: info.name.to_string(),
+            param: format!("#{}", args.len().min(info.params.len()) + 1),
+            reason: format!(
+                "the kernel takes {} argument(s) but {} were given",
+                info.params.len(),
+                args.len()
+            ),
+        });
+    }
+    for (p, a) in info.params.iter().zip(args) {
+        let bad = |reason: String| {
+            Err(Error::Argument {
+                kernel: info.name.to_string(),
+                param: p.name.to_string(),
+                reason,
+            })
+        };
+        if a.dtype() != p.dtype {
+            return bad(format!(
+                "expected {} elements, got {}",
+                p.dtype,
+                a.describe()
+            ));
+        }
+        match (p.kind, a.shape()) {
+            (ParamKind::Scalar, None) => {}
+            (ParamKind::Scalar, Some(_)) => {
+                return bad(format!("expected a scalar, got {}", a.describe()))
+            }
+            (_, None) => return bad(format!("expected an array, got {}", a.describe())),
+            (kind, Some(shape)) => {
+                if kind.is_mut() && !a.is_mut() {
+                    return bad("the kernel writes to it: pass it as `&mut`".into());
+                }
+                if matches!(kind, ParamKind::View | ParamKind::ViewMut) && shape.len() != p.ndim {
+                    return bad(format!(
+                        "expected a {}-d array (View{}), got {}; reshape it first",
+                        p.ndim,
+                        p.ndim,
+                        a.describe()
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The array id a parameter reports in bounds errors: its position in `array_names`.
+pub(crate) fn array_id(info: &KernelInfo, param: usize) -> u32 {
+    let name = info.params[param].name;
+    match info.array_names.iter().position(|n| *n == name) {
+        Some(id) => id as u32,
+        None => info.params[..param]
+            .iter()
+            .filter(|p| p.kind.is_array())
+            .count() as u32,
+    }
+}
+
+fn run_cpu(info: &KernelInfo, config: &LaunchConfig, args: Vec<KernelArg<'_>>) -> Result<()> {
+    let mut cpu_args = Vec::with_capacity(args.len());
+    for (i, a) in args.iter().enumerate() {
+        let id = array_id(info, i);
+        cpu_args.push(match &a.repr {
+            ArgRepr::Scalar { dtype, bits } => CpuArg {
+                dtype: *dtype,
+                ptr: std::ptr::null_mut(),
+                shape: Vec::new(),
+                bits: *bits,
+                id,
+            },
+            ArgRepr::Device(d) => CpuArg {
+                dtype: d.dtype,
+                ptr: match d.buf {
+                    super::args::DeviceBuf::Cpu(p) => p,
+                    super::args::DeviceBuf::Cuda { .. } => {
+                        unreachable!("target() sends CUDA arrays to the CUDA path")
+                    }
+                },
+                shape: d.shape.to_vec(),
+                bits: 0,
+                id,
+            },
+            ArgRepr::Host(h) => CpuArg {
+                dtype: h.dtype,
+                ptr: h.ptr,
+                shape: h.shape.clone(),
+                bits: 0,
+                id,
+            },
+        });
+    }
+    let result = cpu::run(info, config, cpu_args);
+    for a in args {
+        if let ArgRepr::Host(h) = a.repr {
+            if h.mutable {
+                h.finish();
+            }
+        }
+    }
+    result
+}

@@ -1,0 +1,231 @@
+//! Per-kernel timings, for the `%%profile` magic.
+//!
+//! ```no_run
+//! gpukit::profile::start();
+//! // ... launches ...
+//! for r in gpukit::profile::stop()? {
+//!     println!("{r}");
+//! }
+//! # Ok::<(), gpukit::Error>(())
+//! ```
+//!
+//! While profiling is on, every CUDA launch is bracketed by two CUDA events on the device's
+//! stream (GPU time, not host time), and every CPU launch is timed on the host. When it is off,
+//! a launch pays one relaxed atomic load.
+
+use crate::backend::cuda::{driver_err, CudaBackend};
+use crate::device::Device;
+use crate::error::Result;
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::CudaEvent;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Timings of one kernel on one device over a profiling session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfileRecord {
+    /// Kernel name.
+    pub kernel: String,
+    /// The device it ran on.
+    pub device: Device,
+    /// Number of launches.
+    pub calls: usize,
+    /// Sum of the launches' times, in milliseconds.
+    pub total_ms: f64,
+    /// Shortest launch, in milliseconds.
+    pub min_ms: f64,
+    /// Longest launch, in milliseconds.
+    pub max_ms: f64,
+}
+
+impl ProfileRecord {
+    /// Mean time per launch, in milliseconds.
+    pub fn mean_ms(&self) -> f64 {
+        if self.calls == 0 {
+            0.0
+        } else {
+            self.total_ms / self.calls as f64
+        }
+    }
+}
+
+impl fmt::Display for ProfileRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} on {}: {} call(s), total {:.3} ms, mean {:.3} ms (min {:.3}, max {:.3})",
+            self.kernel,
+            self.device,
+            self.calls,
+            self.total_ms,
+            self.mean_ms(),
+            self.min_ms,
+            self.max_ms
+        )
+    }
+}
+
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+/// A launch being timed.
+enum Sample {
+    /// Both events recorded; the time is known once the device has passed the second one.
+    Cuda {
+        kernel: String,
+        device: Device,
+        start: CudaEvent,
+        end: CudaEvent,
+    },
+    /// A finished CPU launch.
+    Done {
+        kernel: String,
+        device: Device,
+        ms: f64,
+    },
+}
+
+// SAFETY: CUDA events may be queried from any thread.
+unsafe impl Send for Sample {}
+
+static SAMPLES: Mutex<Vec<Sample>> = Mutex::new(Vec::new());
+
+/// Starts (or restarts) a profiling session, forgetting earlier samples.
+pub fn start() {
+    SAMPLES.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    ACTIVE.store(true, Ordering::Release);
+}
+
+/// Whether a profiling session is running.
+pub fn is_active() -> bool {
+    ACTIVE.load(Ordering::Relaxed)
+}
+
+/// Ends the session: waits for the timed launches and returns one record per kernel and device,
+/// in order of first launch.
+pub fn stop() -> Result<Vec<ProfileRecord>> {
+    ACTIVE.store(false, Ordering::Release);
+    let samples = std::mem::take(&mut *SAMPLES.lock().unwrap_or_else(|p| p.into_inner()));
+    let mut records: Vec<ProfileRecord> = Vec::new();
+    for s in samples {
+        let (kernel, device, ms) = match s {
+            Sample::Done { kernel, device, ms } => (kernel, device, ms),
+            Sample::Cuda {
+                kernel,
+                device,
+                start,
+                end,
+            } => {
+                end.synchronize()
+                    .map_err(|e| driver_err("waiting for a profiled kernel", e))?;
+                let ms = start
+                    .elapsed_ms(&end)
+                    .map_err(|e| driver_err("reading a profiling event", e))?;
+                (kernel, device, ms as f64)
+            }
+        };
+        match records
+            .iter_mut()
+            .find(|r| r.kernel == kernel && r.device == device)
+        {
+            Some(r) => {
+                r.calls += 1;
+                r.total_ms += ms;
+                r.min_ms = r.min_ms.min(ms);
+                r.max_ms = r.max_ms.max(ms);
+            }
+            None => records.push(ProfileRecord {
+                kernel,
+                device,
+                calls: 1,
+                total_ms: ms,
+                min_ms: ms,
+                max_ms: ms,
+            }),
+        }
+    }
+    Ok(records)
+}
+
+/// Start of a timed CPU launch (`None` when profiling is off).
+pub(crate) fn cpu_timer() -> Option<Instant> {
+    is_active().then(Instant::now)
+}
+
+/// End of a timed CPU launch.
+pub(crate) fn finish_cpu(timer: Option<Instant>, kernel: &str) {
+    if let Some(t0) = timer {
+        let ms = t0.elapsed().as_secs_f64() * 1e3;
+        push(Sample::Done {
+            kernel: kernel.to_string(),
+            device: Device::Cpu,
+            ms,
+        });
+    }
+}
+
+/// Records the start event of a CUDA launch when profiling is on.
+pub(crate) fn cuda_begin(backend: &CudaBackend) -> Result<Option<CudaEvent>> {
+    if !is_active() {
+        return Ok(None);
+    }
+    Ok(Some(record(backend)?))
+}
+
+/// Records the end event of a CUDA launch started with [`cuda_begin`].
+pub(crate) fn cuda_end(
+    start: Option<CudaEvent>,
+    backend: &CudaBackend,
+    kernel: &str,
+) -> Result<()> {
+    let Some(start) = start else { return Ok(()) };
+    let end = record(backend)?;
+    push(Sample::Cuda {
+        kernel: kernel.to_string(),
+        device: backend.device(),
+        start,
+        end,
+    });
+    Ok(())
+}
+
+fn record(backend: &CudaBackend) -> Result<CudaEvent> {
+    let event = backend
+        .context()
+        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+        .map_err(|e| driver_err("creating a profiling event", e))?;
+    event
+        .record(backend.stream())
+        .map_err(|e| driver_err("recording a profiling event", e))?;
+    Ok(event)
+}
+
+fn push(s: Sample) {
+    SAMPLES.lock().unwrap_or_else(|p| p.into_inner()).push(s);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aggregates_per_kernel_in_first_launch_order() {
+        start();
+        finish_cpu(Some(Instant::now()), "b");
+        finish_cpu(Some(Instant::now()), "a");
+        finish_cpu(Some(Instant::now()), "b");
+        let r = stop().unwrap();
+        assert!(!is_active());
+        assert_eq!(
+            r.iter()
+                .map(|r| (r.kernel.as_str(), r.calls))
+                .collect::<Vec<_>>(),
+            [("b", 2), ("a", 1)]
+        );
+        assert!(r[0].min_ms <= r[0].mean_ms() && r[0].mean_ms() <= r[0].max_ms);
+        finish_cpu(cpu_timer(), "off");
+        start();
+        assert!(stop().unwrap().is_empty());
+    }
+}
