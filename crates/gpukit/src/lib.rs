@@ -16,7 +16,7 @@
 //! }
 //!
 //! # fn main() -> gpukit::Result<()> {
-//! let data = Array::arange(0.0, 10.0, 1.0)?;
+//! let data = Array::arange(0.0, 10.0)?;
 //! let mut out = Array::<f64>::zeros(10)?;
 //! launch!(double[1, 10](&data, &mut out))?;
 //! println!("{out}");
@@ -32,7 +32,7 @@ pub mod error;
 pub mod kernel;
 pub mod nvml;
 
-pub use array::Array;
+pub use array::{Array, IntoRhs, IntoShape, Rhs};
 pub use backend::memory::{memory_stats, MemoryStats};
 pub use device::{
     cuda_device_count, cuda_unavailable_reason, default_device, set_default_device, synchronize,

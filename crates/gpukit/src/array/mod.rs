@@ -6,7 +6,18 @@
 //! max), `display` (CuPy-like repr and the evcxr display hook), `kernels` (the built-in CUDA
 //! kernels).
 
+mod construct;
+mod display;
+mod kernels;
+mod math;
+mod op;
+mod ops;
+mod reduce;
 mod storage;
+mod transfer;
+
+pub use construct::IntoShape;
+pub use ops::{IntoRhs, Rhs};
 
 pub(crate) use storage::Storage;
 

@@ -24,7 +24,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 pub(crate) struct CompiledModule {
     /// Program name given to NVRTC.
     pub(crate) name: String,
-    /// The PTX NVRTC produced.
+    /// The PTX NVRTC produced (for `%ptx`).
+    #[allow(dead_code)]
     pub(crate) ptx: Arc<str>,
     /// Kernel (`.entry`) names in the PTX, in order.
     pub(crate) entries: Vec<String>,
@@ -157,12 +158,14 @@ impl CudaBackend {
         &self.stream
     }
 
-    /// The cudarc context.
+    /// The cudarc context (for the kernel runtime: events, limits).
+    #[allow(dead_code)]
     pub(crate) fn context(&self) -> &Arc<CudaContext> {
         &self.ctx
     }
 
     /// The NVRTC target, e.g. `sm_90`.
+    #[allow(dead_code)]
     pub(crate) fn arch(&self) -> &str {
         &self.arch
     }

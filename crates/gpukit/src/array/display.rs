@@ -1,0 +1,440 @@
+//! Text and HTML display, like CuPy's repr: `array([0., 1., 2.], dtype=float64, device=cuda:0)`.
+//!
+//! Numbers are formatted as NumPy formats them (shortest round-trip digits, at most 8 decimals,
+//! a common width, scientific notation when magnitudes call for it), arrays of more than 1000
+//! elements show three items at each end of every axis around `...`, and n-d arrays nest their
+//! brackets as NumPy does. Displaying an array waits for its pending work but leaves any error
+//! for the next `synchronize()`.
+
+use super::Array;
+use crate::element::{DType, Element, Scalar};
+use std::fmt;
+
+/// Above this many elements the middle of each axis is elided.
+const THRESHOLD: usize = 1000;
+/// Items shown at each end of an elided axis.
+const EDGE: usize = 3;
+/// Line width NumPy wraps at.
+const LINE_WIDTH: usize = 75;
+/// Largest number of fractional digits shown.
+const PRECISION: usize = 8;
+
+impl<T: Element> Array<T> {
+    /// The repr text, e.g. `array([0., 1., 2.], dtype=float64, device=cuda:0)`.
+    pub fn repr(&self) -> String {
+        let suffix = format!("dtype={}, device={}", T::DTYPE, self.device());
+        match self.read_elements() {
+            Ok(data) => render(&data, self.shape(), &suffix),
+            Err(e) => format!(
+                "array(<unreadable: {e}>, shape={:?}, {suffix})",
+                self.shape()
+            ),
+        }
+    }
+
+    /// Shows the array in a notebook through evcxr's display protocol: `text/plain` (the repr)
+    /// and `text/html` (shape, dtype, device and the repr).
+    pub fn evcxr_display(&self) {
+        let text = self.repr();
+        let html = format!(
+            "<div class=\"gpukit-array\"><div style=\"font-size:smaller;color:#666\">Array shape={:?} dtype={} device={} ({} bytes)</div><pre>{}</pre></div>",
+            self.shape(),
+            T::DTYPE,
+            self.device(),
+            self.nbytes(),
+            html_escape(&text)
+        );
+        println!("EVCXR_BEGIN_CONTENT text/plain\n{text}\nEVCXR_END_CONTENT");
+        println!("EVCXR_BEGIN_CONTENT text/html\n{html}\nEVCXR_END_CONTENT");
+    }
+}
+
+impl<T: Element> fmt::Display for Array<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.repr())
+    }
+}
+
+impl<T: Element> fmt::Debug for Array<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.repr())
+    }
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// The whole repr of `data` (C order) with `shape`, ending in `, {suffix})`.
+pub(crate) fn render<T: Element>(data: &[T], shape: &[usize], suffix: &str) -> String {
+    let size: usize = shape.iter().product();
+    if size == 0 {
+        return if shape.len() == 1 {
+            format!("array([], {suffix})")
+        } else {
+            let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+            format!("array([], shape=({}), {suffix})", dims.join(", "))
+        };
+    }
+    let summarize = size > THRESHOLD;
+    let mut shown = Vec::new();
+    collect(shape, 0, 0, summarize, &mut shown);
+    let words = format_values(&shown.iter().map(|&i| data[i]).collect::<Vec<_>>());
+    if shape.is_empty() {
+        return format!("array({}, {suffix})", words[0]);
+    }
+    let mut words = words.into_iter();
+    let body = nest(shape, 0, "      ", summarize, &mut words);
+    format!("array({body}, {suffix})")
+}
+
+/// The positions (along one axis) shown: all, or `EDGE` at each end around `None` (`...`).
+fn positions(dim: usize, summarize: bool) -> Vec<Option<usize>> {
+    if summarize && dim > 2 * EDGE {
+        (0..EDGE)
+            .map(Some)
+            .chain(std::iter::once(None))
+            .chain((dim - EDGE..dim).map(Some))
+            .collect()
+    } else {
+        (0..dim).map(Some).collect()
+    }
+}
+
+/// Flat indices of the displayed elements, in display order.
+fn collect(shape: &[usize], axis: usize, base: usize, summarize: bool, out: &mut Vec<usize>) {
+    if axis == shape.len() {
+        out.push(base);
+        return;
+    }
+    let stride: usize = shape[axis + 1..].iter().product();
+    for p in positions(shape[axis], summarize).into_iter().flatten() {
+        collect(shape, axis + 1, base + p * stride, summarize, out);
+    }
+}
+
+/// Brackets, separators and line wrapping (NumPy's `_formatArray`).
+fn nest(
+    shape: &[usize],
+    axis: usize,
+    indent: &str,
+    summarize: bool,
+    words: &mut impl Iterator<Item = String>,
+) -> String {
+    let inner = format!("{indent} ");
+    let pos = positions(shape[axis], summarize);
+    let mut out = String::from("[");
+    if axis + 1 == shape.len() {
+        let mut line_len = inner.len();
+        let count = pos.len();
+        for (k, p) in pos.into_iter().enumerate() {
+            let word = match p {
+                Some(_) => words.next().unwrap_or_default(),
+                None => "...".to_string(),
+            };
+            let last = k + 1 == count;
+            let needed = word.len() + if last { 1 } else { 1 };
+            if k > 0 {
+                if line_len + 1 + needed > LINE_WIDTH {
+                    out.push_str(",\n");
+                    out.push_str(&inner);
+                    line_len = inner.len();
+                } else {
+                    out.push_str(", ");
+                    line_len += 2;
+                }
+            }
+            out.push_str(&word);
+            line_len += word.len();
+        }
+    } else {
+        let blank_lines = shape.len() - axis - 1;
+        for (k, p) in pos.into_iter().enumerate() {
+            if k > 0 {
+                out.push(',');
+                out.push_str(&"\n".repeat(blank_lines));
+                out.push_str(&inner);
+            }
+            match p {
+                Some(_) => out.push_str(&nest(shape, axis + 1, &inner, summarize, words)),
+                None => out.push_str("..."),
+            }
+        }
+    }
+    out.push(']');
+    out
+}
+
+/// Formats values as NumPy does, padded to a common width.
+pub(crate) fn format_values<T: Element>(values: &[T]) -> Vec<String> {
+    let words: Vec<String> = match T::DTYPE {
+        DType::F32 | DType::F64 => {
+            let f: Vec<f64> = values
+                .iter()
+                .map(|v| match v.to_scalar() {
+                    Scalar::Float(x) => x,
+                    _ => 0.0,
+                })
+                .collect();
+            return format_floats(&f, T::DTYPE == DType::F32);
+        }
+        DType::Bool => values
+            .iter()
+            .map(|v| match v.to_scalar() {
+                Scalar::Bool(true) => "True".to_string(),
+                _ => "False".to_string(),
+            })
+            .collect(),
+        _ => values
+            .iter()
+            .map(|v| match v.to_scalar() {
+                Scalar::Int(i) => i.to_string(),
+                _ => String::new(),
+            })
+            .collect(),
+    };
+    pad_left(words)
+}
+
+fn pad_left(words: Vec<String>) -> Vec<String> {
+    let width = words.iter().map(|w| w.len()).max().unwrap_or(0);
+    words.into_iter().map(|w| format!("{w:>width$}")).collect()
+}
+
+/// Shortest round-trip digits of `x` in scientific form: (negative, digits, exponent), so that
+/// `x = 0.d1d2d3... * 10^(exp + 1)`, i.e. `d1.d2d3... * 10^exp`.
+fn shortest(x: f64, is_f32: bool) -> (bool, String, i32) {
+    let s = if is_f32 {
+        format!("{:e}", x as f32)
+    } else {
+        format!("{x:e}")
+    };
+    let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let negative = mantissa.starts_with('-');
+    let digits: String = mantissa.chars().filter(|c| c.is_ascii_digit()).collect();
+    (negative, digits, exp.parse().unwrap_or(0))
+}
+
+/// Positional form with at most `PRECISION` decimals, trailing zeros trimmed, `.` kept.
+fn positional(x: f64, is_f32: bool) -> String {
+    let (_, digits, exp) = shortest(x, is_f32);
+    let frac = (digits.len() as i32 - 1 - exp).max(0) as usize;
+    let s = if frac <= PRECISION {
+        if is_f32 {
+            format!("{:.*}", frac, x as f32)
+        } else {
+            format!("{x:.frac$}")
+        }
+    } else {
+        let s = format!("{x:.PRECISION$}");
+        s.trim_end_matches('0').to_string()
+    };
+    if s.contains('.') {
+        s
+    } else {
+        format!("{s}.")
+    }
+}
+
+/// Scientific form: (mantissa like `-1.25`, exponent) with at most `PRECISION` decimals.
+fn scientific(x: f64, is_f32: bool) -> (String, i32) {
+    let (negative, digits, exp) = shortest(x, is_f32);
+    let (digits, exp) = if digits.len() > PRECISION + 1 {
+        let (_, d, e) = {
+            let s = format!("{:.*e}", PRECISION, x.abs());
+            let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+            let d: String = m.chars().filter(|c| c.is_ascii_digit()).collect();
+            (
+                false,
+                d.trim_end_matches('0').to_string(),
+                e.parse().unwrap_or(0),
+            )
+        };
+        (if d.is_empty() { "0".to_string() } else { d }, e)
+    } else {
+        (digits, exp)
+    };
+    let sign = if negative { "-" } else { "" };
+    let mantissa = format!("{sign}{}.{}", &digits[..1], &digits[1..]);
+    (mantissa, exp)
+}
+
+fn format_floats(values: &[f64], is_f32: bool) -> Vec<String> {
+    let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+    let nonzero: Vec<f64> = finite
+        .iter()
+        .map(|v| v.abs())
+        .filter(|&v| v != 0.0)
+        .collect();
+    let exp_mode = if nonzero.is_empty() {
+        false
+    } else {
+        let max = nonzero.iter().copied().fold(f64::MIN, f64::max);
+        let min = nonzero.iter().copied().fold(f64::MAX, f64::min);
+        max >= 1e8 || min < 1e-4 || max / min > 1e3
+    };
+    let special = |v: f64| -> String {
+        if v.is_nan() {
+            "nan".into()
+        } else if v > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        }
+    };
+    let words: Vec<String> = if exp_mode {
+        let parts: Vec<Option<(String, i32)>> = values
+            .iter()
+            .map(|&v| v.is_finite().then(|| scientific(v, is_f32)))
+            .collect();
+        let precision = parts
+            .iter()
+            .flatten()
+            .map(|(m, _)| m.split_once('.').map_or(0, |(_, f)| f.len()))
+            .max()
+            .unwrap_or(0);
+        let exp_digits = parts
+            .iter()
+            .flatten()
+            .map(|(_, e)| e.unsigned_abs().to_string().len().max(2))
+            .max()
+            .unwrap_or(2);
+        values
+            .iter()
+            .zip(parts)
+            .map(|(&v, p)| match p {
+                Some((m, e)) => {
+                    let frac_len = m.split_once('.').map_or(0, |(_, f)| f.len());
+                    let zeros = "0".repeat(precision - frac_len);
+                    let sign = if e < 0 { '-' } else { '+' };
+                    format!("{m}{zeros}e{sign}{:0>exp_digits$}", e.unsigned_abs())
+                }
+                None => special(v),
+            })
+            .collect()
+    } else {
+        let strs: Vec<Option<String>> = values
+            .iter()
+            .map(|&v| v.is_finite().then(|| positional(v, is_f32)))
+            .collect();
+        let pad_right = strs
+            .iter()
+            .flatten()
+            .map(|s| s.split_once('.').map_or(0, |(_, f)| f.len()))
+            .max()
+            .unwrap_or(0);
+        values
+            .iter()
+            .zip(strs)
+            .map(|(&v, s)| match s {
+                Some(s) => {
+                    let frac_len = s.split_once('.').map_or(0, |(_, f)| f.len());
+                    format!("{s}{}", " ".repeat(pad_right - frac_len))
+                }
+                None => special(v),
+            })
+            .collect()
+    };
+    pad_left(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r<T: Element>(data: &[T], shape: &[usize]) -> String {
+        render(data, shape, "dtype=x, device=cpu")
+    }
+
+    #[test]
+    fn floats_like_numpy() {
+        assert_eq!(
+            r(&[0.0f64, 1.0, 2.0], &[3]),
+            "array([0., 1., 2.], dtype=x, device=cpu)"
+        );
+        assert_eq!(
+            r(&[0.5f64, 1.25], &[2]),
+            "array([0.5 , 1.25], dtype=x, device=cpu)"
+        );
+        assert_eq!(
+            r(&[1.0f64, -2.5], &[2]),
+            "array([ 1. , -2.5], dtype=x, device=cpu)"
+        );
+        assert_eq!(
+            r(&[1.0f64 / 3.0], &[1]),
+            "array([0.33333333], dtype=x, device=cpu)"
+        );
+        assert_eq!(
+            r(&[0.1f32, 0.2], &[2]),
+            "array([0.1, 0.2], dtype=x, device=cpu)"
+        );
+        assert_eq!(
+            r(&[1e-5f64, 1.0], &[2]),
+            "array([1.e-05, 1.e+00], dtype=x, device=cpu)"
+        );
+        assert_eq!(
+            r(&[1.5e-5f64, 1.0], &[2]),
+            "array([1.5e-05, 1.0e+00], dtype=x, device=cpu)"
+        );
+        assert_eq!(
+            r(&[f64::NAN, 1.0, f64::NEG_INFINITY], &[3]),
+            "array([ nan,   1., -inf], dtype=x, device=cpu)"
+        );
+        assert_eq!(r(&[2.5f64], &[]), "array(2.5, dtype=x, device=cpu)");
+    }
+
+    #[test]
+    fn ints_and_bools() {
+        assert_eq!(
+            r(&[1i64, -20, 300], &[3]),
+            "array([  1, -20, 300], dtype=x, device=cpu)"
+        );
+        assert_eq!(
+            r(&[true, false], &[2]),
+            "array([ True, False], dtype=x, device=cpu)"
+        );
+    }
+
+    #[test]
+    fn nested_and_empty() {
+        let d: Vec<i32> = (0..6).collect();
+        assert_eq!(
+            r(&d, &[2, 3]),
+            "array([[0, 1, 2],\n       [3, 4, 5]], dtype=x, device=cpu)"
+        );
+        let d: Vec<i32> = (0..8).collect();
+        assert_eq!(
+            r(&d, &[2, 2, 2]),
+            "array([[[0, 1],\n        [2, 3]],\n\n       [[4, 5],\n        [6, 7]]], dtype=x, device=cpu)"
+        );
+        assert_eq!(r::<f64>(&[], &[0]), "array([], dtype=x, device=cpu)");
+        assert_eq!(
+            r::<f64>(&[], &[0, 3]),
+            "array([], shape=(0, 3), dtype=x, device=cpu)"
+        );
+    }
+
+    #[test]
+    fn elides_and_wraps() {
+        let d: Vec<i64> = (0..2000).collect();
+        assert_eq!(
+            r(&d, &[2000]),
+            "array([   0,    1,    2, ..., 1997, 1998, 1999], dtype=x, device=cpu)"
+        );
+        let d: Vec<i64> = (0..40).collect();
+        let s = r(&d, &[40]);
+        assert!(s.starts_with("array([ 0,  1,  2,"), "{s}");
+        assert!(s.lines().count() >= 2, "{s}");
+        assert!(s.lines().all(|l| l.len() <= LINE_WIDTH + 30), "{s}");
+        assert!(s.lines().nth(1).unwrap().starts_with("       "), "{s}");
+        let d: Vec<i64> = (0..10000).collect();
+        let s = r(&d, &[100, 100]);
+        assert!(s.contains("\n       ...,\n"), "{s}");
+        assert!(
+            s.contains("[9900, 9901, 9902, ..., 9997, 9998, 9999]]"),
+            "{s}"
+        );
+    }
+}

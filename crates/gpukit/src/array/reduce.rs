@@ -1,0 +1,61 @@
+//! Reductions over all elements: sum, mean, min, max.
+
+use super::kernels;
+use super::op::ReduceOp;
+use super::{Array, Storage};
+use crate::element::{Float, Numeric};
+use crate::error::{Error, Result};
+
+impl<T: Numeric> Array<T> {
+    fn reduce_all(&self, op: ReduceOp) -> Result<T> {
+        let n = self.size();
+        match self.storage() {
+            Storage::Cpu(v) => Ok(crate::backend::cpu::reduce(
+                v,
+                op.identity::<T>(),
+                |acc, &x| op.apply(acc, x),
+                |a, b| op.apply(a, b),
+            )),
+            Storage::Cuda { backend, slice } => {
+                kernels::reduce(backend, op, slice, n, op.identity::<T>())
+            }
+        }
+    }
+
+    /// The sum of all elements (integers wrap on overflow; 0 for an empty array).
+    pub fn sum(&self) -> Result<T> {
+        self.reduce_all(ReduceOp::Sum)
+    }
+
+    /// The smallest element (NaN if any element is NaN); an error for an empty array.
+    pub fn min(&self) -> Result<T> {
+        self.nonempty("min")?;
+        self.reduce_all(ReduceOp::Min)
+    }
+
+    /// The largest element (NaN if any element is NaN); an error for an empty array.
+    pub fn max(&self) -> Result<T> {
+        self.nonempty("max")?;
+        self.reduce_all(ReduceOp::Max)
+    }
+
+    fn nonempty(&self, what: &str) -> Result<()> {
+        if self.is_empty() {
+            return Err(Error::Shape(format!(
+                "{what} of an empty array (shape {:?}) is undefined",
+                self.shape()
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl<T: Float> Array<T> {
+    /// The mean of all elements (NaN for an empty array). For integer arrays use
+    /// `a.astype::<f64>()?.mean()`.
+    pub fn mean(&self) -> Result<T> {
+        let n = self.size();
+        let s = self.sum()?;
+        Ok(T::from_f64(s.to_f64() / n as f64))
+    }
+}

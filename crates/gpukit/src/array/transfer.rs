@@ -1,0 +1,138 @@
+//! Moving and reshaping arrays: to_device, to_host, to_vec, clones, reshape, astype.
+
+use super::{checked_size, kernels, Array, Storage};
+use crate::backend::memory;
+use crate::device::Device;
+use crate::element::Element;
+use crate::error::{Error, Result};
+use std::mem::ManuallyDrop;
+
+impl<T: Element> Array<T> {
+    /// A copy of this array on `device` (a plain copy when it already lives there).
+    pub fn to_device(&self, device: &Device) -> Result<Array<T>> {
+        if *device == self.device() {
+            return self.try_clone();
+        }
+        let data = self.read_elements()?;
+        Array::from_host(data, self.shape().to_vec(), device)
+    }
+
+    /// The elements copied to host memory as an ndarray array of the same shape.
+    ///
+    /// Waits for the work queued on the array's device and returns any error it raised
+    /// (or an error left by an in-place operator).
+    pub fn to_host(&self) -> Result<ndarray::ArrayD<T>> {
+        let data = self.to_vec()?;
+        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(self.shape()), data)
+            .map_err(|e| Error::Shape(e.to_string()))
+    }
+
+    /// The elements in C order, copied to the host (synchronising like [`Array::to_host`]).
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        let data = self.read_elements()?;
+        self.device().synchronize()?;
+        Ok(data)
+    }
+
+    /// Copies the elements to the host without consuming the device's pending errors
+    /// (used by display, which must not swallow an error meant for the cell's end).
+    pub(crate) fn read_elements(&self) -> Result<Vec<T>> {
+        match self.storage() {
+            Storage::Cpu(v) => Ok(v.clone()),
+            Storage::Cuda { backend, slice } => backend.download(slice, self.size()),
+        }
+    }
+
+    /// A deep copy on the same device.
+    pub fn try_clone(&self) -> Result<Array<T>> {
+        let n = self.size();
+        match self.storage() {
+            Storage::Cpu(v) => Array::from_storage(self.shape().to_vec(), Storage::Cpu(v.clone())),
+            Storage::Cuda { backend, slice } => {
+                // SAFETY: every element is written by the copy kernel queued right after.
+                let mut out = unsafe { backend.alloc::<T>(n)? };
+                kernels::copy(backend, slice, &mut out, n)?;
+                Array::from_storage(
+                    self.shape().to_vec(),
+                    Storage::Cuda {
+                        backend: backend.clone(),
+                        slice: out,
+                    },
+                )
+            }
+        }
+    }
+
+    /// A copy with a new shape holding the same number of elements (C order).
+    pub fn reshape(&self, shape: impl super::IntoShape) -> Result<Array<T>> {
+        let shape = shape.into_shape();
+        self.check_reshape(&shape)?;
+        self.try_clone()?.into_shape(shape)
+    }
+
+    /// This array with a new shape holding the same number of elements, without copying.
+    pub fn into_shape(self, shape: impl super::IntoShape) -> Result<Array<T>> {
+        let shape = shape.into_shape();
+        self.check_reshape(&shape)?;
+        let (_, storage) = self.into_parts();
+        Array::from_storage(shape, storage)
+    }
+
+    fn check_reshape(&self, shape: &[usize]) -> Result<()> {
+        let n = checked_size(shape)?;
+        if n != self.size() {
+            return Err(Error::Shape(format!(
+                "cannot reshape an array of shape {:?} ({} elements) to {shape:?} ({n} elements)",
+                self.shape(),
+                self.size()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Takes the array apart (its buffer leaves the allocation tracker).
+    pub(crate) fn into_parts(self) -> (Vec<usize>, Storage<T>) {
+        let me = ManuallyDrop::new(self);
+        memory::track_free(me.storage().device(), me.tracked);
+        // SAFETY: `me` is never used or dropped again; each field is read exactly once.
+        unsafe { (std::ptr::read(&me.shape), std::ptr::read(&me.storage)) }
+    }
+
+    /// The elements converted to `U` as Rust's `as` does (floats to integers truncate and
+    /// saturate, NaN becomes 0; nonzero becomes `true`), on the same device.
+    pub fn astype<U: Element>(&self) -> Result<Array<U>> {
+        let n = self.size();
+        match self.storage() {
+            Storage::Cpu(v) => {
+                let mut out = vec![U::zero(); n];
+                crate::backend::cpu::map(v, &mut out, |&x| U::cast_from(x));
+                Array::from_storage(self.shape().to_vec(), Storage::Cpu(out))
+            }
+            Storage::Cuda { backend, slice } => {
+                // SAFETY: every element is written by the cast kernel queued right after.
+                let mut out = unsafe { backend.alloc::<U>(n)? };
+                kernels::cast(backend, slice, &mut out, n)?;
+                Array::from_storage(
+                    self.shape().to_vec(),
+                    Storage::Cuda {
+                        backend: backend.clone(),
+                        slice: out,
+                    },
+                )
+            }
+        }
+    }
+}
+
+impl<T: Element> Clone for Array<T> {
+    /// A deep copy on the same device.
+    ///
+    /// # Panics
+    /// If the device cannot allocate the copy; [`Array::try_clone`] returns that as an error.
+    fn clone(&self) -> Self {
+        match self.try_clone() {
+            Ok(a) => a,
+            Err(e) => panic!("Array::clone failed: {e} (use try_clone to handle this)"),
+        }
+    }
+}
