@@ -82,15 +82,15 @@ impl LaunchConfig {
                 "the block {b} has a zero size; every dimension needs at least 1 thread"
             ));
         }
-        if b.x > MAX_BLOCK.x || b.y > MAX_BLOCK.y || b.z > MAX_BLOCK.z {
-            return bad(format!(
-                "the block {b} exceeds the per-dimension limit {MAX_BLOCK}"
-            ));
-        }
         if b.volume() > MAX_THREADS_PER_BLOCK as u64 {
             return bad(format!(
                 "{} threads per block {b} exceeds the limit of {MAX_THREADS_PER_BLOCK}",
                 b.volume()
+            ));
+        }
+        if b.x > MAX_BLOCK.x || b.y > MAX_BLOCK.y || b.z > MAX_BLOCK.z {
+            return bad(format!(
+                "the block {b} exceeds the per-dimension limit {MAX_BLOCK}"
             ));
         }
         if g.x > MAX_GRID.x || g.y > MAX_GRID.y || g.z > MAX_GRID.z {

@@ -106,9 +106,6 @@ pub fn full_source(info: &KernelInfo) -> String {
     for f in info.device_fns {
         collect(f, &mut order);
     }
-    if order.is_empty() {
-        return info.cuda_source.to_string();
-    }
     let mut helpers = String::new();
     for f in &order {
         helpers.push_str(f.decl.trim_end());
@@ -131,6 +128,7 @@ pub fn full_source(info: &KernelInfo) -> String {
                 &info.cuda_source[end..]
             )
         }
+        None if helpers.is_empty() => info.cuda_source.to_string(),
         None => format!("{helpers}\n{}", info.cuda_source),
     }
 }
@@ -206,5 +204,6 @@ mod tests {
         let src = full_source(&info("__global__ void k() {}", &[&MID]));
         assert!(src.find("leaf(float x);").unwrap() < src.find("__global__").unwrap());
         assert_eq!(full_source(&info("x", &[])), "x");
+        assert_eq!(full_source(&info("a\n// @gpukit-device-fns\nb", &[])), "a\nb");
     }
 }
