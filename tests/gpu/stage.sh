@@ -7,6 +7,8 @@
 #   GPU_STAGE_TARGET_DIR   cargo target dir for the release and test builds (default: $CARGO_TARGET_DIR or ./target)
 #   GPU_STAGE_MARGIN_MIB   room left in each call for the working tree to grow (default 4)
 #   GPU_STAGE_SKIP_BUILD=1 reuse the binaries of the last build (no cargo invocation for them)
+#   GPU_STAGE_STEPS        steps to run (default "bins vendor wheels toolchain plan"); groups made
+#                          earlier are reused by the plan step
 #
 # What it makes (see tests/gpu/README.md):
 #   .stage/build/groups/NAME.tar.xz   one compressed group each: tests+bench, evcxr, vendor, wheels,
@@ -61,11 +63,15 @@ dir_key() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum
 
 # ---------------------------------------------------------------------------------------------
 # 1. binaries: evcxr_gpu (release), gpukit-bench (release, when it is a workspace member), tests
+STEPS=" ${GPU_STAGE_STEPS:-bins vendor wheels toolchain plan} "
+step() { [[ $STEPS == *" $1 "* ]]; }
 P=$B/payload
-rm -rf "$P"; mkdir -p "$P/early/bin" "$P/early/tests" "$P/evcxr/bin"
+mkdir -p "$P"
 cd "$ROOT"
 has_bench=0
 if grep -q '"benches/gpukit-bench"' Cargo.toml; then has_bench=1; fi
+if step bins; then
+rm -rf "$P/early" "$P/evcxr"; mkdir -p "$P/early/bin" "$P/early/tests" "$P/evcxr/bin"
 
 if [[ ${GPU_STAGE_SKIP_BUILD:-0} != 1 ]]; then
   log "cargo build --release evcxr_gpu$( ((has_bench)) && echo ' gpukit-bench') (target: $CARGO_TARGET_DIR)"
@@ -84,9 +90,13 @@ fi
 "$PY" "$HERE/stagelib.py" tests "$B/cargo-tests.json" "$P/early/tests" >&2
 pack early "$(dir_key "$P/early")" "$P/early" .
 pack evcxr "$(dir_key "$P/evcxr")" "$P/evcxr" .
+fi
 
 # ---------------------------------------------------------------------------------------------
-# 2. vendored sources: gpukit's dependency closure plus every crate the notebooks `:dep`
+# 2. vendored sources: what notebook cells compile against (gpukit, gpukit-macros and their
+#    dependency closure, every crate the notebooks `:dep`) plus the library crates' dev-dependencies
+#    (trybuild UI tests build against them). Not the kernel's own dependencies: they are in its binary.
+if step vendor; then
 NB=$B/nbdeps
 mkdir -p "$NB/src"
 : >"$NB/src/lib.rs"
@@ -99,22 +109,30 @@ mkdir -p "$NB/src"
   echo
   echo '[dependencies]'
   echo "gpukit = { path = \"$ROOT/crates/gpukit\" }"
-  "$PY" "$HERE/stagelib.py" deps "$ROOT"
+  echo "gpukit-macros = { path = \"$ROOT/crates/gpukit-macros\" }"
+  cargo metadata --no-deps --format-version 1 >"$B/metadata.json"
+  { "$PY" "$HERE/stagelib.py" deps "$ROOT"; "$PY" "$HERE/stagelib.py" devdeps "$B/metadata.json" gpukit gpukit-macros; } \
+    | awk -F' = ' '!seen[$1]++ && $1 != "gpukit" && $1 != "gpukit-macros"'
   echo
   echo '[workspace]'
 } >"$NB/Cargo.toml.new"
 if ! cmp -s "$NB/Cargo.toml.new" "$NB/Cargo.toml"; then mv "$NB/Cargo.toml.new" "$NB/Cargo.toml"; rm -f "$NB/Cargo.lock"; else rm "$NB/Cargo.toml.new"; fi
-(cd "$NB" && cargo generate-lockfile -q 2>/dev/null || cargo update -q)
-vkey=$(cat "$ROOT/Cargo.lock" "$NB/Cargo.lock" "$NB/Cargo.toml" | sha256sum | cut -c1-64)
+# start from the workspace's lock so the vendored versions are the ones the tests were built with
+cp "$ROOT/Cargo.lock" "$NB/Cargo.lock"
+(cd "$NB" && cargo fetch -q)
+vkey=$(cat "$NB/Cargo.lock" "$NB/Cargo.toml" "$HERE/stagelib.py" | sha256sum | cut -c1-64)
 if [[ ! -f $G/vendor.stamp || $(cat "$G/vendor.stamp") != "$vkey" ]]; then
-  log "cargo vendor (workspace + notebook dependencies)"
+  log "cargo vendor (notebook dependencies)"
   rm -rf "$P/vendor"; mkdir -p "$P/vendor"
-  cargo vendor -q --manifest-path "$ROOT/Cargo.toml" -s "$NB/Cargo.toml" --versioned-dirs "$P/vendor/vendor" >/dev/null
+  cargo vendor -q --manifest-path "$NB/Cargo.toml" --versioned-dirs "$P/vendor/vendor" >/dev/null
+  "$PY" "$HERE/stagelib.py" prune-vendor "$P/vendor/vendor"
 fi
 pack vendor "$vkey" "$P/vendor" vendor
+fi
 
 # ---------------------------------------------------------------------------------------------
 # 3. Python wheels for nbclient and friends (Python 3.12, manylinux, x86_64)
+if step wheels; then
 wkey=$(echo "$WHEELS / $DEVICE_HAS_PY / 3.12" | sha256sum | cut -c1-64)
 if [[ ! -f $G/wheels.stamp || $(cat "$G/wheels.stamp") != "$wkey" ]]; then
   log "pip download wheels for Python 3.12"
@@ -131,9 +149,11 @@ if [[ ! -f $G/wheels.stamp || $(cat "$G/wheels.stamp") != "$wkey" ]]; then
 else
   log "group wheels: unchanged ($(du -h "$G/wheels.tar.xz" | cut -f1))"
 fi
+fi
 
 # ---------------------------------------------------------------------------------------------
 # 4. the Rust toolchain: rustc, cargo, the x86_64 std, rust-lld; no docs, sources, sanitizers
+if step toolchain; then
 SYSROOT=$(rustc --print sysroot)
 HOST=x86_64-unknown-linux-gnu
 [[ $(rustc -vV | sed -n 's/^host: //p') == "$HOST" ]] || die "toolchain host is not $HOST"
@@ -161,9 +181,11 @@ tkey=$( (rustc -vV; cargo -V; echo "$SYSROOT") | sha256sum | cut -c1-64)
   pack rust-cargo "$tkey" "$T" rust/bin/cargo rust/lib/rustlib/components
   pack rust-std "$tkey" "$T" "rust/lib/rustlib/$HOST"
 )
+fi
 
 # ---------------------------------------------------------------------------------------------
 # 5. assign groups to device calls and print the sequence
+step plan || exit 0
 tree=$("$PY" "$HERE/stagelib.py" tree-size "$ROOT")
 budget=$(( 64 * 1024 * 1024 - tree - MARGIN_MIB * 1024 * 1024 ))
 commit=$(git rev-parse HEAD)

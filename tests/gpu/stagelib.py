@@ -160,6 +160,54 @@ def notebook_deps(root: Path) -> list[str]:
     return [lines[k] for k in sorted(lines)]
 
 
+def dev_dep_lines(metadata: dict, packages) -> list[str]:
+    """Dependency lines for the registry dev-dependencies of `packages` (from `cargo metadata`):
+    trybuild UI tests on the device build against them."""
+    lines = {}
+    for p in metadata.get("packages", []):
+        if p["name"] not in packages:
+            continue
+        for d in p.get("dependencies", []):
+            if d.get("kind") != "dev" or not (d.get("source") or "").startswith("registry+"):
+                continue
+            feats = d.get("features") or []
+            extra = ""
+            if feats:
+                extra += ", features = [" + ", ".join(json.dumps(f) for f in feats) + "]"
+            if not d.get("uses_default_features", True):
+                extra += ", default-features = false"
+            lines.setdefault(d["name"], f"{d['name']} = {{ version = {json.dumps(d['req'])}{extra} }}")
+    return [lines[k] for k in sorted(lines)]
+
+
+#: Vendored crates never compiled for x86_64 Linux: their files are emptied (their manifests stay,
+#: so dependency resolution still works).
+FOREIGN_CRATE = re.compile(r"^(windows[-_].*|windows|winapi.*|wasm-bindgen.*|web-sys|js-sys|redox_.*|"
+                           r"hermit-abi|wasi|wasip2|wit-bindgen.*|libredox|objc2.*|core-foundation.*)-\d")
+
+
+def prune_vendor(vendor: Path) -> int:
+    """Empty the files of foreign-platform crates in a `cargo vendor` folder, keeping Cargo.toml,
+    and rewrite their .cargo-checksum.json to match. Returns bytes saved."""
+    saved = 0
+    for crate in sorted(vendor.iterdir()):
+        if not crate.is_dir() or not FOREIGN_CRATE.match(crate.name):
+            continue
+        ck_path = crate / ".cargo-checksum.json"
+        ck = json.loads(ck_path.read_text())
+        files = ck.get("files", {})
+        for rel in list(files):
+            if rel == "Cargo.toml":
+                continue
+            f = crate / rel
+            if f.is_file():
+                saved += f.stat().st_size
+                f.write_bytes(b"")
+                files[rel] = hashlib.sha256(b"").hexdigest()
+        ck_path.write_text(json.dumps(ck))
+    return saved
+
+
 # ---------------------------------------------------------------------------------------------
 # working tree size
 
@@ -342,6 +390,11 @@ def main(argv=None):
     t.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent.parent)
     d = sub.add_parser("deps")
     d.add_argument("root", type=Path)
+    dd = sub.add_parser("devdeps")
+    dd.add_argument("metadata", type=Path)
+    dd.add_argument("packages", nargs="+")
+    pv = sub.add_parser("prune-vendor")
+    pv.add_argument("vendor", type=Path)
     s = sub.add_parser("tree-size")
     s.add_argument("root", type=Path)
     p = sub.add_parser("plan")
@@ -365,6 +418,11 @@ def main(argv=None):
     elif args.cmd == "deps":
         for line in notebook_deps(args.root):
             print(line)
+    elif args.cmd == "devdeps":
+        for line in dev_dep_lines(json.loads(args.metadata.read_text()), set(args.packages)):
+            print(line)
+    elif args.cmd == "prune-vendor":
+        print(f"pruned foreign-platform crates: {prune_vendor(args.vendor) >> 20} MiB emptied", file=sys.stderr)
     elif args.cmd == "tree-size":
         print(tree_size(args.root))
     elif args.cmd == "plan":
