@@ -52,7 +52,9 @@ fn main() -> Result<(), Box<dyn Error>> {
 }
 
 /// Draws the whole logo on `root`.
-fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, plotters::coord::Shift>) -> Result<(), Box<dyn Error>>
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+) -> Result<(), Box<dyn Error>>
 where
     DB::ErrorType: 'static,
 {
@@ -70,7 +72,11 @@ where
     // The cog: 14 teeth around a ring, centred on the chip.
     let (cx, cy) = (200.0, 200.0);
     root.draw(&Polygon::new(cog(cx, cy, 150.0, 125.0, 14), RUST.filled()))?;
-    root.draw(&Circle::new((cx as i32, cy as i32), 104, RGBColor(24, 26, 40).filled()))?;
+    root.draw(&Circle::new(
+        (cx as i32, cy as i32),
+        104,
+        RGBColor(24, 26, 40).filled(),
+    ))?;
 
     // The chip: pins on four sides, then the body.
     let half = 72;
@@ -97,7 +103,10 @@ where
             let c = hsl(hue, 0.75, light);
             let px = gx + col * cell;
             let py = gy + row * cell;
-            root.draw(&Rectangle::new([(px + 2, py + 2), (px + cell - 2, py + cell - 2)], c.filled()))?;
+            root.draw(&Rectangle::new(
+                [(px + 2, py + 2), (px + cell - 2, py + cell - 2)],
+                c.filled(),
+            ))?;
         }
     }
 
@@ -132,12 +141,12 @@ where
 {
     let (h, t) = (140, 14);
     let rects = [
-        [(x, y), (x + w, y + t)],                         // top
-        [(x + w - t, y), (x + w, y + h / 2)],             // top right
-        [(x + w - t, y + h / 2), (x + w, y + h)],         // bottom right
-        [(x, y + h - t), (x + w, y + h)],                 // bottom
-        [(x, y + h / 2), (x + t, y + h)],                 // bottom left
-        [(x, y), (x + t, y + h / 2)],                     // top left
+        [(x, y), (x + w, y + t)],                             // top
+        [(x + w - t, y), (x + w, y + h / 2)],                 // top right
+        [(x + w - t, y + h / 2), (x + w, y + h)],             // bottom right
+        [(x, y + h - t), (x + w, y + h)],                     // bottom
+        [(x, y + h / 2), (x + t, y + h)],                     // bottom left
+        [(x, y), (x + t, y + h / 2)],                         // top left
         [(x, y + h / 2 - t / 2), (x + w, y + h / 2 + t / 2)], // middle
     ];
     for (on, r) in segs.iter().zip(rects) {
@@ -156,7 +165,10 @@ fn cog(cx: f64, cy: f64, outer: f64, inner: f64, teeth: usize) -> Vec<(i32, i32)
             let a = 2.0 * PI * k as f64 / steps as f64;
             // Two points out on the tooth, two points in the gap.
             let r = if k % 4 < 2 { outer } else { inner };
-            ((cx + r * a.cos()).round() as i32, (cy + r * a.sin()).round() as i32)
+            (
+                (cx + r * a.cos()).round() as i32,
+                (cy + r * a.sin()).round() as i32,
+            )
         })
         .collect()
 }

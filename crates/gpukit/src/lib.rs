@@ -29,6 +29,7 @@ pub mod backend;
 pub mod device;
 pub mod element;
 pub mod error;
+pub mod image;
 pub mod kernel;
 pub mod nvml;
 
