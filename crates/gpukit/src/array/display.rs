@@ -128,14 +128,13 @@ fn nest(
     let mut out = String::from("[");
     if axis + 1 == shape.len() {
         let mut line_len = inner.len();
-        let count = pos.len();
         for (k, p) in pos.into_iter().enumerate() {
             let word = match p {
                 Some(_) => words.next().unwrap_or_default(),
                 None => "...".to_string(),
             };
-            let last = k + 1 == count;
-            let needed = word.len() + if last { 1 } else { 1 };
+            // The word plus the `,` or `]` that follows it.
+            let needed = word.len() + 1;
             if k > 0 {
                 if line_len + 1 + needed > LINE_WIDTH {
                     out.push_str(",\n");
