@@ -10,6 +10,7 @@ use gpukit::__private::{
     SliceArg, SliceMutArg,
 };
 use gpukit::prelude::*;
+use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 macro_rules! get {
@@ -37,7 +38,10 @@ macro_rules! gk_prelude {
     };
 }
 
-fn gpu() -> Option<Device> {
+/// The GPU, held for the whole test: profiling sessions and timings are process-wide, so GPU
+/// tests do not run at the same time.
+fn gpu() -> Option<(Device, MutexGuard<'static, ()>)> {
+    static GPU: Mutex<()> = Mutex::new(());
     if gpukit::cuda_device_count() == 0 {
         println!(
             "skipped: no CUDA GPU ({})",
@@ -45,7 +49,8 @@ fn gpu() -> Option<Device> {
         );
         return None;
     }
-    Some(Device::cuda(0).expect("cuda:0"))
+    let guard = GPU.lock().unwrap_or_else(|p| p.into_inner());
+    Some((Device::cuda(0).expect("cuda:0"), guard))
 }
 
 const fn p(name: &'static str, kind: ParamKind, dtype: DType, ndim: usize) -> ParamInfo {
@@ -326,7 +331,7 @@ fn run_axpy(info: &KernelInfo, dev: &Device, x: &[f32], y: &[f32], a: f32) -> Ve
 
 #[test]
 fn slices_and_scalars_match_the_cpu_on_many_sizes() {
-    let Some(gpu) = gpu() else { return };
+    let Some((gpu, _serial)) = gpu() else { return };
     for (k, n) in [1usize, 127, 128, 129, 1000, 4096, 100_003].into_iter().enumerate() {
         let x: Vec<f32> = noise(n, k as u64 + 1).iter().map(|&v| (v % 1000) as f32 / 7.0).collect();
         let y: Vec<f32> = noise(n, k as u64 + 99).iter().map(|&v| (v % 1000) as f32).collect();
@@ -346,7 +351,7 @@ fn slices_and_scalars_match_the_cpu_on_many_sizes() {
 
 #[test]
 fn views_on_2d_grids_match_the_cpu() {
-    let Some(gpu) = gpu() else { return };
+    let Some((gpu, _serial)) = gpu() else { return };
     for (rows, cols) in [(1usize, 1usize), (3, 5), (17, 33), (64, 64), (300, 7)] {
         let data: Vec<i32> = noise(rows * cols, 5).iter().map(|&v| v as i32).collect();
         let mut results = Vec::new();
@@ -382,7 +387,7 @@ impl transpose_kernel {
 
 #[test]
 fn shared_memory_barriers_and_atomics_match_the_cpu() {
-    let Some(gpu) = gpu() else { return };
+    let Some((gpu, _serial)) = gpu() else { return };
     let n = 50_001usize;
     let data = noise(n, 42);
     let values: Vec<f32> = data.iter().map(|&v| (v % 16) as f32).collect();
@@ -415,7 +420,7 @@ fn shared_memory_barriers_and_atomics_match_the_cpu() {
 
 #[test]
 fn host_arrays_are_copied_in_and_out() {
-    let Some(gpu) = gpu() else { return };
+    let Some((gpu, _serial)) = gpu() else { return };
     set_default_device(gpu);
     // No gpukit array among the arguments: the launch goes to the default device (the GPU).
     let x: Vec<f32> = (0..1000).map(|i| i as f32).collect();
@@ -451,7 +456,7 @@ fn host_arrays_are_copied_in_and_out() {
 
 #[test]
 fn arrays_on_different_devices_are_refused() {
-    let Some(gpu) = gpu() else { return };
+    let Some((gpu, _serial)) = gpu() else { return };
     let x = Array::<f32>::ones_on(10, &gpu).unwrap();
     let mut y = Array::<f32>::ones_on(10, &Device::Cpu).unwrap();
     let e = launch(&AXPY, (1, 10), vec![KernelArg::scalar(1.0f32), KernelArg::array(&x), KernelArg::array_mut(&mut y)])
@@ -467,7 +472,7 @@ fn arrays_on_different_devices_are_refused() {
 
 #[test]
 fn profile_times_gpu_launches_with_events() {
-    let Some(gpu) = gpu() else { return };
+    let Some((gpu, _serial)) = gpu() else { return };
     let n = 1 << 20;
     let x = Array::<f32>::ones_on(n, &gpu).unwrap();
     let mut y = Array::<f32>::ones_on(n, &gpu).unwrap();
@@ -487,7 +492,7 @@ fn profile_times_gpu_launches_with_events() {
 /// Host time of one asynchronous launch (no assertion on the number: it is reported).
 #[test]
 fn host_overhead_per_launch_is_measured() {
-    let Some(gpu) = gpu() else { return };
+    let Some((gpu, _serial)) = gpu() else { return };
     let x = Array::<f32>::ones_on(256, &gpu).unwrap();
     let mut y = Array::<f32>::zeros_on(256, &gpu).unwrap();
     for (name, info) in [("checked", &AXPY), ("unchecked", &AXPY_UNCHECKED)] {
@@ -514,7 +519,7 @@ fn host_overhead_per_launch_is_measured() {
 /// GPU time of a bandwidth-bound kernel with and without bounds checks (reported).
 #[test]
 fn bounds_check_cost_is_measured() {
-    let Some(gpu) = gpu() else { return };
+    let Some((gpu, _serial)) = gpu() else { return };
     let n = 1 << 26;
     let x = Array::<f32>::ones_on(n, &gpu).unwrap();
     let mut y = Array::<f32>::zeros_on(n, &gpu).unwrap();

@@ -1,0 +1,199 @@
+//! Bounds checks on the GPU: an out-of-range index becomes an error at the next
+//! synchronisation naming kernel, array, index, length, thread and block; the CUDA context
+//! survives and later launches work; the per-device ring of error records wraps with a forced
+//! check. The CPU backend gives the same error from the launch itself.
+//!
+//! GPU tests skip (with a message) where no CUDA GPU is usable.
+
+use gpukit::__private::{launch, BlockCtx, CpuArgs, DType, KernelArg, KernelInfo, ParamInfo, ParamKind};
+use gpukit::prelude::*;
+use gpukit::OutOfBounds;
+use std::sync::{Mutex, MutexGuard};
+
+macro_rules! get {
+    ($e:expr) => {
+        match $e {
+            Some(v) => v,
+            None => return,
+        }
+    };
+}
+
+/// The GPU, held for the whole test: errors are per device, so tests that provoke them must
+/// not run at the same time.
+fn gpu() -> Option<(Device, MutexGuard<'static, ()>)> {
+    static GPU: Mutex<()> = Mutex::new(());
+    if gpukit::cuda_device_count() == 0 {
+        println!(
+            "skipped: no CUDA GPU ({})",
+            gpukit::cuda_unavailable_reason().unwrap_or_default()
+        );
+        return None;
+    }
+    let guard = GPU.lock().unwrap_or_else(|p| p.into_inner());
+    Some((Device::cuda(0).expect("cuda:0"), guard))
+}
+
+/// `fn poke(out: &mut [i64], bad: u64)`: every thread writes `out[grid(1)] = 1`, and the thread
+/// whose global index is `bad` writes `out[bad + out.len()]` instead.
+const POKE: KernelInfo = KernelInfo {
+    name: "poke",
+    rust_source: "",
+    cuda_source: r#"
+extern "C" __global__ void poke(long long* out, unsigned long long out_len, unsigned long long bad,
+                                unsigned long long* __gk_err) {
+    unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long j = (i == bad) ? i + out_len : i;
+    if (j >= out_len) {
+        if (atomicCAS(__gk_err, 0ull, 1ull) == 0ull) {
+            __gk_err[1] = 0; __gk_err[2] = j; __gk_err[3] = out_len; __gk_err[4] = 0;
+            __gk_err[5] = threadIdx.x; __gk_err[6] = threadIdx.y; __gk_err[7] = threadIdx.z;
+            __gk_err[8] = blockIdx.x; __gk_err[9] = blockIdx.y; __gk_err[10] = blockIdx.z;
+        }
+        return;
+    }
+    out[j] = 1;
+}
+"#,
+    device_fns: &[],
+    params: &[
+        ParamInfo {
+            name: "out",
+            kind: ParamKind::SliceMut,
+            dtype: DType::I64,
+            ndim: 1,
+        },
+        ParamInfo {
+            name: "bad",
+            kind: ParamKind::Scalar,
+            dtype: DType::U64,
+            ndim: 0,
+        },
+    ],
+    array_names: &["out"],
+    checked: true,
+    uses_barrier: false,
+    shared_bytes: 0,
+    cpu: poke_cpu,
+};
+
+fn poke_cpu(__b: &BlockCtx, __a: &CpuArgs) {
+    let out = __a.slice_mut::<i64>(0);
+    let bad = __a.scalar::<u64>(1);
+    __b.for_each_thread(|__t| {
+        let i = __t.block_idx().x as usize * __t.block_dim().x as usize + __t.thread_idx().x as usize;
+        let j = if i as u64 == bad { i + out.len() } else { i };
+        get!(out.set(j, 1, __t));
+    });
+}
+
+/// No thread out of range.
+const NONE: u64 = u64::MAX;
+
+fn poke(out: &mut Array<i64>, blocks: usize, threads: usize, bad: u64) -> gpukit::Result<()> {
+    launch(&POKE, (blocks, threads), vec![KernelArg::array_mut(out), KernelArg::scalar(bad)])
+}
+
+fn oob(e: Error) -> OutOfBounds {
+    match e {
+        Error::IndexOutOfBounds(b) => *b,
+        other => panic!("expected an out-of-bounds error, got: {other}"),
+    }
+}
+
+fn expected(index: u64) -> OutOfBounds {
+    // bad = 700 with 256 threads per block: thread 188 of block 2 writes out[700 + 1024].
+    OutOfBounds {
+        kernel: "poke".into(),
+        array: "out".into(),
+        index,
+        len: 1024,
+        axis: 0,
+        thread: [188, 0, 0],
+        block: [2, 0, 0],
+    }
+}
+
+#[test]
+fn cpu_reports_from_the_launch() {
+    let mut out = Array::<i64>::zeros_on(1024, &Device::Cpu).unwrap();
+    let e = poke(&mut out, 4, 256, 700).unwrap_err();
+    assert_eq!(oob(e), expected(1724));
+    // The other threads wrote.
+    assert_eq!(out.to_vec().unwrap().iter().sum::<i64>(), 1023);
+}
+
+#[test]
+fn gpu_reports_at_synchronize_and_the_context_survives() {
+    let Some((gpu, _serial)) = gpu() else { return };
+    let mut out = Array::<i64>::zeros_on(1024, &gpu).unwrap();
+    // Asynchronous: the launch itself succeeds.
+    poke(&mut out, 4, 256, 700).unwrap();
+    let e = gpu.synchronize().unwrap_err();
+    let b = oob(e.clone());
+    assert_eq!(b, expected(1724));
+    println!("{e}");
+    // Reported once.
+    gpu.synchronize().unwrap();
+    // The context survives: new allocations, launches and copies work.
+    let mut fresh = Array::<i64>::zeros_on(1024, &gpu).unwrap();
+    poke(&mut fresh, 4, 256, NONE).unwrap();
+    assert_eq!(fresh.to_vec().unwrap().iter().sum::<i64>(), 1024);
+    assert_eq!(out.to_vec().unwrap().iter().sum::<i64>(), 1023);
+}
+
+#[test]
+fn gpu_error_names_the_launch_that_failed_among_many() {
+    let Some((gpu, _serial)) = gpu() else { return };
+    let mut out = Array::<i64>::zeros_on(1024, &gpu).unwrap();
+    for _ in 0..10 {
+        poke(&mut out, 4, 256, NONE).unwrap();
+    }
+    poke(&mut out, 4, 256, 700).unwrap();
+    for _ in 0..10 {
+        poke(&mut out, 4, 256, NONE).unwrap();
+    }
+    // to_vec synchronises and so reports it too.
+    let b = oob(out.to_vec().unwrap_err());
+    assert_eq!(b, expected(1724));
+    gpukit::synchronize().unwrap();
+}
+
+#[test]
+fn the_record_ring_wraps_with_a_forced_check() {
+    let Some((gpu, _serial)) = gpu() else { return };
+    gpukit::synchronize().unwrap();
+    let mut out = Array::<i64>::zeros_on(1024, &gpu).unwrap();
+    // Far more checked launches than records, no synchronisation in between, all clean.
+    for _ in 0..1000 {
+        poke(&mut out, 4, 256, NONE).unwrap();
+    }
+    gpu.synchronize().unwrap();
+    // An error early in a long run comes out either from a forced check (a later launch) or
+    // from the final synchronisation, and exactly once.
+    poke(&mut out, 4, 256, 700).unwrap();
+    let mut reported = Vec::new();
+    for _ in 0..300 {
+        if let Err(e) = poke(&mut out, 4, 256, NONE) {
+            reported.push(oob(e));
+        }
+    }
+    if let Err(e) = gpu.synchronize() {
+        reported.push(oob(e));
+    }
+    assert_eq!(reported, [expected(1724)]);
+    gpu.synchronize().unwrap();
+}
+
+#[test]
+fn gpu_and_cpu_report_the_same_error() {
+    let Some((gpu, _serial)) = gpu() else { return };
+    let mut cpu_out = Array::<i64>::zeros_on(1024, &Device::Cpu).unwrap();
+    let cpu_err = oob(poke(&mut cpu_out, 4, 256, 5).unwrap_err());
+    let mut gpu_out = Array::<i64>::zeros_on(1024, &gpu).unwrap();
+    poke(&mut gpu_out, 4, 256, 5).unwrap();
+    let gpu_err = oob(gpu.synchronize().unwrap_err());
+    assert_eq!(cpu_err, gpu_err);
+    assert_eq!(gpu_err.thread, [5, 0, 0]);
+    assert_eq!(cpu_out.to_vec().unwrap(), gpu_out.to_vec().unwrap());
+}
