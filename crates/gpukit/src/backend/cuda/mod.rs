@@ -5,6 +5,7 @@
 //! is missing (it would panic).
 
 mod nvrtc;
+mod pool;
 mod probe;
 
 #[allow(unused_imports)]
@@ -68,6 +69,7 @@ pub(crate) struct CudaBackend {
     stream: Arc<CudaStream>,
     arch: String,
     properties: CudaProperties,
+    pool: Option<pool::Pool>,
     modules: Mutex<HashMap<String, Arc<CompiledModule>>>,
     pending: Mutex<Option<Error>>,
 }
@@ -94,6 +96,9 @@ pub(crate) fn backends_in_use() -> Vec<Arc<CudaBackend>> {
     v.sort_by_key(|b| b.ordinal);
     v
 }
+
+/// Requests of at least this many bytes are checked against the available memory up front.
+const LARGE_ALLOCATION: usize = 64 << 20;
 
 /// Maps a driver error to gpukit's error, naming what was being done.
 pub(crate) fn driver_err(what: &str, e: DriverError) -> Error {
@@ -128,6 +133,7 @@ impl CudaBackend {
             .new_stream()
             .map_err(|e| driver_err("creating a CUDA stream", e))?;
         let properties = query_properties(&ctx)?;
+        let pool = pool::Pool::default_for(&ctx);
         let arch = format!(
             "sm_{}{}",
             properties.compute_capability.0, properties.compute_capability.1
@@ -138,6 +144,7 @@ impl CudaBackend {
             stream,
             arch,
             properties,
+            pool,
             modules: Mutex::new(HashMap::new()),
             pending: Mutex::new(None),
         })
@@ -183,17 +190,25 @@ impl CudaBackend {
             .map_err(|e| driver_err("querying free memory", e))
     }
 
-    fn oom(&self, requested: usize) -> Error {
+    /// Bytes a new allocation can use now: free device memory plus idle pool memory.
+    fn available(&self) -> usize {
         let free = self.mem_info().map(|(f, _)| f).unwrap_or(0);
+        free + self.pool.as_ref().map_or(0, |p| p.idle_bytes())
+    }
+
+    fn oom(&self, requested: usize) -> Error {
         Error::OutOfMemory {
             device: self.device().to_string(),
             requested,
-            free,
+            free: self.available(),
         }
     }
 
     /// Allocates `len` elements, uninitialised. At least one element is allocated (the driver
     /// rejects empty allocations), so the slice may be longer than `len` when `len == 0`.
+    ///
+    /// A request larger than the available memory is an [`Error::OutOfMemory`] naming the
+    /// requested and free bytes; the context stays usable.
     ///
     /// # Safety
     /// The contents are unspecified until written.
@@ -201,19 +216,28 @@ impl CudaBackend {
         let requested = len
             .checked_mul(std::mem::size_of::<T>())
             .ok_or_else(|| self.oom(usize::MAX))?;
-        if let Ok((free, _)) = self.mem_info() {
-            if requested > free {
-                return Err(Error::OutOfMemory {
-                    device: self.device().to_string(),
-                    requested,
-                    free,
-                });
-            }
+        // Large requests are checked first, so that the error names the numbers even where the
+        // driver would only fail later; small ones go straight to the (fast) pool.
+        if requested >= LARGE_ALLOCATION && requested > self.available() {
+            return Err(self.oom(requested));
         }
+        let is_oom =
+            |e: &DriverError| e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY;
         match self.stream.alloc::<T>(len.max(1)) {
             Ok(s) => Ok(s),
-            Err(e) if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
-                Err(self.oom(requested))
+            Err(e) if is_oom(&e) => {
+                // Give idle pool memory back (other allocators may hold the rest) and retry once.
+                self.stream
+                    .synchronize()
+                    .map_err(|e| driver_err("synchronizing before retrying an allocation", e))?;
+                if let Some(pool) = &self.pool {
+                    pool.trim();
+                }
+                match self.stream.alloc::<T>(len.max(1)) {
+                    Ok(s) => Ok(s),
+                    Err(e) if is_oom(&e) => Err(self.oom(requested)),
+                    Err(e) => Err(driver_err("allocating device memory", e)),
+                }
             }
             Err(e) => Err(driver_err("allocating device memory", e)),
         }
