@@ -5,7 +5,9 @@
 //!
 //! GPU tests skip (with a message) where no CUDA GPU is usable.
 
-use gpukit::__private::{launch, BlockCtx, CpuArgs, DType, KernelArg, KernelInfo, ParamInfo, ParamKind};
+use gpukit::__private::{
+    launch, BlockCtx, CpuArgs, DType, KernelArg, KernelInfo, ParamInfo, ParamKind,
+};
 use gpukit::prelude::*;
 use gpukit::OutOfBounds;
 use std::sync::{Mutex, MutexGuard};
@@ -81,7 +83,8 @@ fn poke_cpu(__b: &BlockCtx, __a: &CpuArgs) {
     let out = __a.slice_mut::<i64>(0);
     let bad = __a.scalar::<u64>(1);
     __b.for_each_thread(|__t| {
-        let i = __t.block_idx().x as usize * __t.block_dim().x as usize + __t.thread_idx().x as usize;
+        let i =
+            __t.block_idx().x as usize * __t.block_dim().x as usize + __t.thread_idx().x as usize;
         let j = if i as u64 == bad { i + out.len() } else { i };
         get!(out.set(j, 1, __t));
     });
@@ -91,7 +94,11 @@ fn poke_cpu(__b: &BlockCtx, __a: &CpuArgs) {
 const NONE: u64 = u64::MAX;
 
 fn poke(out: &mut Array<i64>, blocks: usize, threads: usize, bad: u64) -> gpukit::Result<()> {
-    launch(&POKE, (blocks, threads), vec![KernelArg::array_mut(out), KernelArg::scalar(bad)])
+    launch(
+        &POKE,
+        (blocks, threads),
+        vec![KernelArg::array_mut(out), KernelArg::scalar(bad)],
+    )
 }
 
 fn oob(e: Error) -> OutOfBounds {

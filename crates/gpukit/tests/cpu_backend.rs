@@ -114,7 +114,8 @@ fn block_sum_cpu_block(__b: &BlockCtx, __a: &CpuArgs) {
     __b.run_cooperative(|__t: &ThreadCtx| {
         let tile = __t.shared::<f32>(0, 256, 2);
         let t = __t.thread_idx().x as usize;
-        let i = __t.block_idx().x as usize * __t.block_dim().x as usize + __t.thread_idx().x as usize;
+        let i =
+            __t.block_idx().x as usize * __t.block_dim().x as usize + __t.thread_idx().x as usize;
         let v = if i < input.len() {
             get!(input.get(i, __t))
         } else {
@@ -217,7 +218,8 @@ fn histogram_cpu(__b: &BlockCtx, __a: &CpuArgs) {
     let bins = __a.slice_mut::<u32>(1);
     let total = __a.slice_mut::<f32>(2);
     __b.for_each_thread(|__t| {
-        let i = __t.block_idx().x as usize * __t.block_dim().x as usize + __t.thread_idx().x as usize;
+        let i =
+            __t.block_idx().x as usize * __t.block_dim().x as usize + __t.thread_idx().x as usize;
         if i < data.len() {
             let bin = get!(data.get(i, __t)) as usize % bins.len();
             atomic_add(get!(bins.ptr(bin, __t)), 1u32);
@@ -266,7 +268,8 @@ fn axpy_cpu(__b: &BlockCtx, __a: &CpuArgs) {
     let x = __a.slice::<f32>(1);
     let y = __a.slice_mut::<f32>(2);
     __b.for_each_thread(|__t| {
-        let i = __t.block_idx().x as usize * __t.block_dim().x as usize + __t.thread_idx().x as usize;
+        let i =
+            __t.block_idx().x as usize * __t.block_dim().x as usize + __t.thread_idx().x as usize;
         let v = a * get!(x.get(i, __t)) + get!(y.get(i, __t));
         get!(y.set(i, v, __t));
     });
@@ -304,8 +307,10 @@ fn transpose_cpu(__b: &BlockCtx, __a: &CpuArgs) {
     let a = __a.view::<i32, 2>(0);
     let out = __a.view_mut::<i32, 2>(1);
     __b.for_each_thread(|__t| {
-        let r = __t.block_idx().x as usize * __t.block_dim().x as usize + __t.thread_idx().x as usize;
-        let c = __t.block_idx().y as usize * __t.block_dim().y as usize + __t.thread_idx().y as usize;
+        let r =
+            __t.block_idx().x as usize * __t.block_dim().x as usize + __t.thread_idx().x as usize;
+        let c =
+            __t.block_idx().y as usize * __t.block_dim().y as usize + __t.thread_idx().y as usize;
         if r < a.shape(0) && c < a.shape(1) {
             let v = get!(a.get([r, c], __t));
             get!(out.set([c, r], v, __t));
@@ -427,7 +432,9 @@ fn threads_that_returned_count_as_arrived_at_barriers() {
 fn atomics_histogram() {
     let dev = cpu();
     let n = 100_003usize;
-    let data: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761) >> 7).collect();
+    let data: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2_654_435_761) >> 7)
+        .collect();
     let arr = Array::from_vec_on(data.clone(), n, &dev).unwrap();
     let mut bins = Array::<u32>::zeros_on(16, &dev).unwrap();
     let mut total = Array::<f32>::zeros_on(1, &dev).unwrap();
@@ -456,7 +463,11 @@ fn out_of_bounds_error_names_kernel_array_index_thread_and_block() {
     let e = gpukit::__private::launch(
         &AXPY,
         (4, 256),
-        vec![KernelArg::scalar(2.0f32), KernelArg::array(&x), KernelArg::array_mut(&mut y)],
+        vec![
+            KernelArg::scalar(2.0f32),
+            KernelArg::array(&x),
+            KernelArg::array_mut(&mut y),
+        ],
     )
     .unwrap_err();
     let b = oob(e.clone());
@@ -468,13 +479,20 @@ fn out_of_bounds_error_names_kernel_array_index_thread_and_block() {
     assert!(b.thread[0] >= 232 && b.thread[1..] == [0, 0], "{b:?}");
     assert_eq!(b.index, 3 * 256 + b.thread[0] as u64);
     let text = e.to_string();
-    assert!(text.contains("axpy") && text.contains("x[") && text.contains("length 1000"), "{text}");
+    assert!(
+        text.contains("axpy") && text.contains("x[") && text.contains("length 1000"),
+        "{text}"
+    );
     // Threads in range did their work; the launch after the error works.
     assert!(y.to_vec().unwrap().iter().all(|&v| v == 3.0));
     gpukit::__private::launch(
         &AXPY,
         (4, 250),
-        vec![KernelArg::scalar(1.0f32), KernelArg::array(&x), KernelArg::array_mut(&mut y)],
+        vec![
+            KernelArg::scalar(1.0f32),
+            KernelArg::array(&x),
+            KernelArg::array_mut(&mut y),
+        ],
     )
     .unwrap();
     assert!(y.to_vec().unwrap().iter().all(|&v| v == 4.0));
@@ -516,7 +534,10 @@ fn views_on_a_2d_grid() {
         vec![KernelArg::array(&a), KernelArg::array_mut(&mut out)],
     )
     .unwrap();
-    assert_eq!(out.to_vec().unwrap(), [0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11]);
+    assert_eq!(
+        out.to_vec().unwrap(),
+        [0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11]
+    );
 }
 
 #[test]
@@ -551,7 +572,11 @@ fn arguments_are_checked_against_the_signature() {
     let xi = Array::<i32>::ones_on(4, &dev).unwrap();
     let mut yi = Array::<i32>::ones_on(4, &dev).unwrap();
     let arg_err = |r: gpukit::Result<()>| match r.unwrap_err() {
-        Error::Argument { kernel, param, reason } => (kernel, param, reason),
+        Error::Argument {
+            kernel,
+            param,
+            reason,
+        } => (kernel, param, reason),
         other => panic!("expected an argument error, got: {other}"),
     };
     // A 1-D array for a 2-D view.
@@ -566,7 +591,11 @@ fn arguments_are_checked_against_the_signature() {
     let (_, p, why) = arg_err(gpukit::__private::launch(
         &AXPY,
         (1, 4),
-        vec![KernelArg::scalar(1.0f32), KernelArg::array(&x), KernelArg::array(&y)],
+        vec![
+            KernelArg::scalar(1.0f32),
+            KernelArg::array(&x),
+            KernelArg::array(&y),
+        ],
     ));
     assert_eq!(p, "y");
     assert!(why.contains("&mut"), "{why}");
@@ -574,17 +603,29 @@ fn arguments_are_checked_against_the_signature() {
     let (_, p, why) = arg_err(gpukit::__private::launch(
         &AXPY,
         (1, 4),
-        vec![KernelArg::scalar(1.0f64), KernelArg::array(&x), KernelArg::array_mut(&mut y)],
+        vec![
+            KernelArg::scalar(1.0f64),
+            KernelArg::array(&x),
+            KernelArg::array_mut(&mut y),
+        ],
     ));
     assert_eq!(p, "a");
     assert!(why.contains("float32") && why.contains("float64"), "{why}");
     let (_, p, _) = arg_err(gpukit::__private::launch(
         &AXPY,
         (1, 4),
-        vec![KernelArg::array(&x), KernelArg::array(&x), KernelArg::array_mut(&mut y)],
+        vec![
+            KernelArg::array(&x),
+            KernelArg::array(&x),
+            KernelArg::array_mut(&mut y),
+        ],
     ));
     assert_eq!(p, "a");
-    let (_, _, why) = arg_err(gpukit::__private::launch(&AXPY, (1, 4), vec![KernelArg::scalar(1.0f32)]));
+    let (_, _, why) = arg_err(gpukit::__private::launch(
+        &AXPY,
+        (1, 4),
+        vec![KernelArg::scalar(1.0f32)],
+    ));
     assert!(why.contains("takes 3 argument(s) but 1"), "{why}");
 }
 
@@ -595,7 +636,10 @@ fn host_arrays_are_used_and_written_back() {
     let input = ndarray::Array1::from_iter((0..300).map(|i| i as f32));
     let mut partial = vec![0.0f32; 2];
     launch!(block_sum[2, 256](&input, &mut partial)).unwrap();
-    assert_eq!(partial, [(0..256).sum::<i32>() as f32, (256..300).sum::<i32>() as f32]);
+    assert_eq!(
+        partial,
+        [(0..256).sum::<i32>() as f32, (256..300).sum::<i32>() as f32]
+    );
     let data: Vec<f32> = vec![1.0; 10];
     let mut part = [0.0f32; 1];
     launch!(block_sum[1, 16](&data[..], &mut part[..])).unwrap();
@@ -624,8 +668,14 @@ fn a_panicking_twin_becomes_an_error_naming_thread_and_block() {
     cpu();
     let e = gpukit::__private::launch(&PANICS, (4, 8), vec![]).unwrap_err();
     let text = e.to_string();
-    assert!(text.contains("panics") && text.contains("divide by zero"), "{text}");
-    assert!(text.contains("thread (3, 0, 0) of block (2, 0, 0)"), "{text}");
+    assert!(
+        text.contains("panics") && text.contains("divide by zero"),
+        "{text}"
+    );
+    assert!(
+        text.contains("thread (3, 0, 0) of block (2, 0, 0)"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -655,11 +705,18 @@ fn profile_times_cpu_launches() {
     let mut y = Array::<f32>::zeros_on(1024, &dev).unwrap();
     gpukit::profile::start();
     for _ in 0..3 {
-        let args = vec![KernelArg::scalar(1.0f32), KernelArg::array(&x), KernelArg::array_mut(&mut y)];
+        let args = vec![
+            KernelArg::scalar(1.0f32),
+            KernelArg::array(&x),
+            KernelArg::array_mut(&mut y),
+        ];
         gpukit::__private::launch(&PROFILED, (4, 256), args).unwrap();
     }
     let records = gpukit::profile::stop().unwrap();
-    let r = records.iter().find(|r| r.kernel == "profiled").expect("profiled kernel");
+    let r = records
+        .iter()
+        .find(|r| r.kernel == "profiled")
+        .expect("profiled kernel");
     assert_eq!((r.calls, r.device), (3, Device::Cpu));
     assert!(r.total_ms > 0.0 && r.min_ms <= r.max_ms);
 }

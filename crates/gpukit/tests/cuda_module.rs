@@ -59,7 +59,10 @@ fn compiles_lists_and_launches_with_the_same_syntax() {
     let mut y = Array::<f32>::ones_on(n, &gpu).unwrap();
     launch!(saxpy[n.div_ceil(256), 256](&x, &mut y, 3.0f32, n)).unwrap();
     let y = y.to_vec().unwrap();
-    assert!(y.iter().enumerate().all(|(i, &v)| v == 3.0 * i as f32 + 1.0));
+    assert!(y
+        .iter()
+        .enumerate()
+        .all(|(i, &v)| v == 3.0 * i as f32 + 1.0));
 
     // 2-D grid, `int` scalars.
     let fill2d = module.kernel("fill2d").unwrap();
@@ -75,19 +78,26 @@ fn compiles_lists_and_launches_with_the_same_syntax() {
     let input = Array::<f64>::ones_on(1000, &gpu).unwrap();
     let mut total = Array::<f64>::zeros_on(1, &gpu).unwrap();
     let config = LaunchConfig::new(4, 256).unwrap().with_shared_mem(256 * 8);
-    block_total.launch_with(config, vec![
-        gpukit::__private::RawArg::into_raw_arg(&input),
-        gpukit::__private::RawArg::into_raw_arg(&mut total),
-        gpukit::__private::RawArg::into_raw_arg(1000i32),
-    ])
-    .unwrap();
+    block_total
+        .launch_with(
+            config,
+            vec![
+                gpukit::__private::RawArg::into_raw_arg(&input),
+                gpukit::__private::RawArg::into_raw_arg(&mut total),
+                gpukit::__private::RawArg::into_raw_arg(1000i32),
+            ],
+        )
+        .unwrap();
     assert_eq!(total.to_vec().unwrap(), [1000.0]);
 }
 
 #[test]
 fn host_arrays_work_with_raw_kernels() {
     let Some((gpu, _serial)) = gpu() else { return };
-    let saxpy = Module::from_cuda_on(SOURCE, &gpu).unwrap().kernel("saxpy").unwrap();
+    let saxpy = Module::from_cuda_on(SOURCE, &gpu)
+        .unwrap()
+        .kernel("saxpy")
+        .unwrap();
     let x = vec![1.0f32, 2.0, 3.0];
     let mut y = ndarray::Array1::<f32>::zeros(3);
     launch!(saxpy[1, 32](&x, &mut y, 2.0f32, 3usize)).unwrap();

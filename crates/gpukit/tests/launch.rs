@@ -97,7 +97,8 @@ fn axpy_cpu(__b: &BlockCtx, __a: &CpuArgs) {
     let x = __a.slice::<f32>(1);
     let y = __a.slice_mut::<f32>(2);
     __b.for_each_thread(|__t| {
-        let i = __t.block_idx().x as usize * __t.block_dim().x as usize + __t.thread_idx().x as usize;
+        let i =
+            __t.block_idx().x as usize * __t.block_dim().x as usize + __t.thread_idx().x as usize;
         let xv = get!(x.get(i, __t));
         let v = a * xv + get!(y.get(i, __t));
         get!(y.set(i, v, __t));
@@ -128,7 +129,8 @@ fn axpy_unchecked_cpu(__b: &BlockCtx, __a: &CpuArgs) {
     let x = __a.slice::<f32>(1);
     let y = __a.slice_mut::<f32>(2);
     __b.for_each_thread(|__t| {
-        let i = __t.block_idx().x as usize * __t.block_dim().x as usize + __t.thread_idx().x as usize;
+        let i =
+            __t.block_idx().x as usize * __t.block_dim().x as usize + __t.thread_idx().x as usize;
         if i < y.len() {
             unsafe { *y.ptr_unchecked(i) = a * x.get_unchecked(i) + y.get_unchecked(i) };
         }
@@ -173,8 +175,10 @@ fn transpose_cpu(__b: &BlockCtx, __a: &CpuArgs) {
     let a = __a.view::<i32, 2>(0);
     let out = __a.view_mut::<i32, 2>(1);
     __b.for_each_thread(|__t| {
-        let r = __t.block_idx().x as usize * __t.block_dim().x as usize + __t.thread_idx().x as usize;
-        let c = __t.block_idx().y as usize * __t.block_dim().y as usize + __t.thread_idx().y as usize;
+        let r =
+            __t.block_idx().x as usize * __t.block_dim().x as usize + __t.thread_idx().x as usize;
+        let c =
+            __t.block_idx().y as usize * __t.block_dim().y as usize + __t.thread_idx().y as usize;
         if r < a.shape(0) && c < a.shape(1) {
             let v = get!(a.get([r, c], __t));
             get!(out.set([c, r], v, __t));
@@ -222,7 +226,8 @@ fn histogram_cpu(__b: &BlockCtx, __a: &CpuArgs) {
     let bins = __a.slice_mut::<u32>(1);
     let total = __a.slice_mut::<f32>(2);
     __b.for_each_thread(|__t| {
-        let i = __t.block_idx().x as usize * __t.block_dim().x as usize + __t.thread_idx().x as usize;
+        let i =
+            __t.block_idx().x as usize * __t.block_dim().x as usize + __t.thread_idx().x as usize;
         if i < data.len() {
             let bin = get!(data.get(i, __t)) as usize % bins.len();
             atomic_add(get!(bins.ptr(bin, __t)), 1u32);
@@ -283,7 +288,11 @@ fn block_sum_cpu(__b: &BlockCtx, __a: &CpuArgs) {
         let tile = __t.shared::<f32>(0, 256, 2);
         let t = __t.thread_idx().x as usize;
         let i = __t.block_idx().x as usize * __t.block_dim().x as usize + t;
-        let v = if i < input.len() { get!(input.get(i, __t)) } else { 0.0 };
+        let v = if i < input.len() {
+            get!(input.get(i, __t))
+        } else {
+            0.0
+        };
         get!(tile.set(t, v, __t));
         __t.sync_threads();
         let mut s = __t.block_dim().x as usize / 2;
@@ -323,7 +332,11 @@ fn run_axpy(info: &KernelInfo, dev: &Device, x: &[f32], y: &[f32], a: f32) -> Ve
     launch(
         info,
         (n.div_ceil(128).max(1), 128),
-        vec![KernelArg::scalar(a), KernelArg::array(&xd), KernelArg::array_mut(&mut yd)],
+        vec![
+            KernelArg::scalar(a),
+            KernelArg::array(&xd),
+            KernelArg::array_mut(&mut yd),
+        ],
     )
     .unwrap_or_else(|e| panic!("{} on {dev} with n = {n}: {e}", info.name));
     yd.to_vec().unwrap()
@@ -332,20 +345,48 @@ fn run_axpy(info: &KernelInfo, dev: &Device, x: &[f32], y: &[f32], a: f32) -> Ve
 #[test]
 fn slices_and_scalars_match_the_cpu_on_many_sizes() {
     let Some((gpu, _serial)) = gpu() else { return };
-    for (k, n) in [1usize, 127, 128, 129, 1000, 4096, 100_003].into_iter().enumerate() {
-        let x: Vec<f32> = noise(n, k as u64 + 1).iter().map(|&v| (v % 1000) as f32 / 7.0).collect();
-        let y: Vec<f32> = noise(n, k as u64 + 99).iter().map(|&v| (v % 1000) as f32).collect();
+    for (k, n) in [1usize, 127, 128, 129, 1000, 4096, 100_003]
+        .into_iter()
+        .enumerate()
+    {
+        let x: Vec<f32> = noise(n, k as u64 + 1)
+            .iter()
+            .map(|&v| (v % 1000) as f32 / 7.0)
+            .collect();
+        let y: Vec<f32> = noise(n, k as u64 + 99)
+            .iter()
+            .map(|&v| (v % 1000) as f32)
+            .collect();
         // Exactly n threads (no out-of-range thread) for the checked kernel.
         let xd = Array::from_vec_on(x.clone(), n, &gpu).unwrap();
         let mut yd = Array::from_vec_on(y.clone(), n, &gpu).unwrap();
-        launch(&AXPY, (n, 1), vec![KernelArg::scalar(1.5f32), KernelArg::array(&xd), KernelArg::array_mut(&mut yd)])
-            .unwrap();
+        launch(
+            &AXPY,
+            (n, 1),
+            vec![
+                KernelArg::scalar(1.5f32),
+                KernelArg::array(&xd),
+                KernelArg::array_mut(&mut yd),
+            ],
+        )
+        .unwrap();
         let xc = Array::from_vec_on(x.clone(), n, &Device::Cpu).unwrap();
         let mut yc = Array::from_vec_on(y.clone(), n, &Device::Cpu).unwrap();
-        launch(&AXPY, (n, 1), vec![KernelArg::scalar(1.5f32), KernelArg::array(&xc), KernelArg::array_mut(&mut yc)])
-            .unwrap();
+        launch(
+            &AXPY,
+            (n, 1),
+            vec![
+                KernelArg::scalar(1.5f32),
+                KernelArg::array(&xc),
+                KernelArg::array_mut(&mut yc),
+            ],
+        )
+        .unwrap();
         assert_eq!(yd.to_vec().unwrap(), yc.to_vec().unwrap(), "n = {n}");
-        assert_eq!(run_axpy(&AXPY_UNCHECKED, &gpu, &x, &y, -2.0), run_axpy(&AXPY_UNCHECKED, &Device::Cpu, &x, &y, -2.0));
+        assert_eq!(
+            run_axpy(&AXPY_UNCHECKED, &gpu, &x, &y, -2.0),
+            run_axpy(&AXPY_UNCHECKED, &Device::Cpu, &x, &y, -2.0)
+        );
     }
 }
 
@@ -364,7 +405,9 @@ fn views_on_2d_grids_match_the_cpu() {
             .unwrap();
             results.push(out.to_vec().unwrap());
         }
-        let expect: Vec<i32> = (0..cols * rows).map(|k| data[(k % rows) * cols + k / rows]).collect();
+        let expect: Vec<i32> = (0..cols * rows)
+            .map(|k| data[(k % rows) * cols + k / rows])
+            .collect();
         assert_eq!(results[0], expect, "{rows}x{cols} on the GPU");
         assert_eq!(results[1], expect, "{rows}x{cols} on the CPU");
     }
@@ -381,7 +424,11 @@ impl transpose_kernel {
         a: A0,
         out: A1,
     ) -> gpukit::Result<()> {
-        launch(&TRANSPOSE, config, vec![a.into_kernel_arg(), out.into_kernel_arg()])
+        launch(
+            &TRANSPOSE,
+            config,
+            vec![a.into_kernel_arg(), out.into_kernel_arg()],
+        )
     }
 }
 
@@ -397,7 +444,12 @@ fn shared_memory_barriers_and_atomics_match_the_cpu() {
     for dev in [gpu, Device::Cpu] {
         let input = Array::from_vec_on(values.clone(), n, &dev).unwrap();
         let mut partial = Array::<f32>::zeros_on(blocks, &dev).unwrap();
-        launch(&BLOCK_SUM, (blocks, 256), vec![KernelArg::array(&input), KernelArg::array_mut(&mut partial)]).unwrap();
+        launch(
+            &BLOCK_SUM,
+            (blocks, 256),
+            vec![KernelArg::array(&input), KernelArg::array_mut(&mut partial)],
+        )
+        .unwrap();
         sums.push(partial.to_vec().unwrap());
 
         let d = Array::from_vec_on(data.clone(), n, &dev).unwrap();
@@ -406,7 +458,11 @@ fn shared_memory_barriers_and_atomics_match_the_cpu() {
         launch(
             &HISTOGRAM,
             (n.div_ceil(128), 128),
-            vec![KernelArg::array(&d), KernelArg::array_mut(&mut bins), KernelArg::array_mut(&mut total)],
+            vec![
+                KernelArg::array(&d),
+                KernelArg::array_mut(&mut bins),
+                KernelArg::array_mut(&mut total),
+            ],
         )
         .unwrap();
         hists.push((bins.to_vec().unwrap(), total.to_vec().unwrap()));
@@ -428,10 +484,17 @@ fn host_arrays_are_copied_in_and_out() {
     launch(
         &AXPY,
         (8, 125),
-        vec![KernelArg::scalar(2.0f32), SliceArg::<f32>::into_kernel_arg(&x), SliceMutArg::<f32>::into_kernel_arg(&mut y)],
+        vec![
+            KernelArg::scalar(2.0f32),
+            SliceArg::<f32>::into_kernel_arg(&x),
+            SliceMutArg::<f32>::into_kernel_arg(&mut y),
+        ],
     )
     .unwrap();
-    assert!(y.iter().enumerate().all(|(i, &v)| v == 2.0 * i as f32 + 1.0));
+    assert!(y
+        .iter()
+        .enumerate()
+        .all(|(i, &v)| v == 2.0 * i as f32 + 1.0));
 
     // A non-contiguous ndarray for a writable view: staged, copied back, written back.
     let a = ndarray::Array2::from_shape_fn((5, 3), |(i, j)| (10 * i + j) as i32);
@@ -448,7 +511,11 @@ fn host_arrays_are_copied_in_and_out() {
     launch(
         &AXPY,
         (1000, 1),
-        vec![KernelArg::scalar(1.0f32), KernelArg::array(&xd), SliceMutArg::<f32>::into_kernel_arg(&mut yh)],
+        vec![
+            KernelArg::scalar(1.0f32),
+            KernelArg::array(&xd),
+            SliceMutArg::<f32>::into_kernel_arg(&mut yh),
+        ],
     )
     .unwrap();
     assert_eq!(yh, x);
@@ -459,14 +526,33 @@ fn arrays_on_different_devices_are_refused() {
     let Some((gpu, _serial)) = gpu() else { return };
     let x = Array::<f32>::ones_on(10, &gpu).unwrap();
     let mut y = Array::<f32>::ones_on(10, &Device::Cpu).unwrap();
-    let e = launch(&AXPY, (1, 10), vec![KernelArg::scalar(1.0f32), KernelArg::array(&x), KernelArg::array_mut(&mut y)])
-        .unwrap_err();
+    let e = launch(
+        &AXPY,
+        (1, 10),
+        vec![
+            KernelArg::scalar(1.0f32),
+            KernelArg::array(&x),
+            KernelArg::array_mut(&mut y),
+        ],
+    )
+    .unwrap_err();
     assert!(matches!(e, Error::DeviceMismatch(_)), "{e}");
-    assert!(e.to_string().contains("cuda:0") && e.to_string().contains("cpu"), "{e}");
+    assert!(
+        e.to_string().contains("cuda:0") && e.to_string().contains("cpu"),
+        "{e}"
+    );
     // Configuration errors come before any device work.
     let mut y = Array::<f32>::ones_on(10, &gpu).unwrap();
-    let e = launch(&AXPY, (1, 2048), vec![KernelArg::scalar(1.0f32), KernelArg::array(&x), KernelArg::array_mut(&mut y)])
-        .unwrap_err();
+    let e = launch(
+        &AXPY,
+        (1, 2048),
+        vec![
+            KernelArg::scalar(1.0f32),
+            KernelArg::array(&x),
+            KernelArg::array_mut(&mut y),
+        ],
+    )
+    .unwrap_err();
     assert!(matches!(e, Error::LaunchConfig { .. }), "{e}");
 }
 
@@ -478,11 +564,22 @@ fn profile_times_gpu_launches_with_events() {
     let mut y = Array::<f32>::ones_on(n, &gpu).unwrap();
     gpukit::profile::start();
     for _ in 0..5 {
-        launch(&AXPY, (n / 256, 256), vec![KernelArg::scalar(1.0f32), KernelArg::array(&x), KernelArg::array_mut(&mut y)])
-            .unwrap();
+        launch(
+            &AXPY,
+            (n / 256, 256),
+            vec![
+                KernelArg::scalar(1.0f32),
+                KernelArg::array(&x),
+                KernelArg::array_mut(&mut y),
+            ],
+        )
+        .unwrap();
     }
     let records = gpukit::profile::stop().unwrap();
-    let r = records.iter().find(|r| r.kernel == "axpy").expect("axpy profiled");
+    let r = records
+        .iter()
+        .find(|r| r.kernel == "axpy")
+        .expect("axpy profiled");
     assert_eq!((r.calls, r.device), (5, gpu));
     assert!(r.min_ms > 0.0 && r.min_ms <= r.max_ms, "{r}");
     println!("{r}");
@@ -497,13 +594,30 @@ fn host_overhead_per_launch_is_measured() {
     let mut y = Array::<f32>::zeros_on(256, &gpu).unwrap();
     for (name, info) in [("checked", &AXPY), ("unchecked", &AXPY_UNCHECKED)] {
         // Warm up: compile, load, first launch.
-        launch(info, (1, 256), vec![KernelArg::scalar(1.0f32), KernelArg::array(&x), KernelArg::array_mut(&mut y)]).unwrap();
+        launch(
+            info,
+            (1, 256),
+            vec![
+                KernelArg::scalar(1.0f32),
+                KernelArg::array(&x),
+                KernelArg::array_mut(&mut y),
+            ],
+        )
+        .unwrap();
         gpukit::synchronize().unwrap();
         let iters = 20_000;
         let t0 = Instant::now();
         for _ in 0..iters {
-            launch(info, (1, 256), vec![KernelArg::scalar(1.0f32), KernelArg::array(&x), KernelArg::array_mut(&mut y)])
-                .unwrap();
+            launch(
+                info,
+                (1, 256),
+                vec![
+                    KernelArg::scalar(1.0f32),
+                    KernelArg::array(&x),
+                    KernelArg::array_mut(&mut y),
+                ],
+            )
+            .unwrap();
         }
         let host = t0.elapsed();
         gpukit::synchronize().unwrap();
@@ -526,8 +640,16 @@ fn bounds_check_cost_is_measured() {
     let mut times = Vec::new();
     for info in [&AXPY, &AXPY_UNCHECKED] {
         let run = |y: &mut Array<f32>| {
-            launch(info, (n / 256, 256), vec![KernelArg::scalar(1.0f32), KernelArg::array(&x), KernelArg::array_mut(y)])
-                .unwrap()
+            launch(
+                info,
+                (n / 256, 256),
+                vec![
+                    KernelArg::scalar(1.0f32),
+                    KernelArg::array(&x),
+                    KernelArg::array_mut(y),
+                ],
+            )
+            .unwrap()
         };
         run(&mut y);
         gpukit::synchronize().unwrap();
@@ -541,7 +663,10 @@ fn bounds_check_cost_is_measured() {
         println!("{}: best {:.3} ms, {:.0} GB/s", info.name, r.min_ms, gbs);
         times.push(r.min_ms);
     }
-    println!("bounds checks cost {:+.1}% on a {n}-element axpy", (times[0] / times[1] - 1.0) * 100.0);
+    println!(
+        "bounds checks cost {:+.1}% on a {n}-element axpy",
+        (times[0] / times[1] - 1.0) * 100.0
+    );
     assert_eq!(y.to_vec().unwrap()[n - 1], 40.0 + 2.0);
 }
 

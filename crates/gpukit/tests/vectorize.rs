@@ -10,8 +10,18 @@ use std::sync::{Mutex, MutexGuard};
 // What `#[vectorize] fn lerp(a: f32, b: f32, t: f32) -> f32 { a + (b - a) * t }` generates.
 
 /// `a + (b - a) * t`, elementwise.
-pub fn lerp<A0: VecArg<f32>, A1: VecArg<f32>, A2: VecArg<f32>>(a: A0, b: A1, t: A2) -> gpukit::Result<Array<f32>> {
-    vectorize3(&__GPUKIT_VECTORIZE_lerp, a, b, t, |a: f32, b: f32, t: f32| -> f32 { a + (b - a) * t })
+pub fn lerp<A0: VecArg<f32>, A1: VecArg<f32>, A2: VecArg<f32>>(
+    a: A0,
+    b: A1,
+    t: A2,
+) -> gpukit::Result<Array<f32>> {
+    vectorize3(
+        &__GPUKIT_VECTORIZE_lerp,
+        a,
+        b,
+        t,
+        |a: f32, b: f32, t: f32| -> f32 { a + (b - a) * t },
+    )
 }
 
 #[doc(hidden)]
@@ -70,7 +80,12 @@ extern "C" __global__ void fizz_vectorized(const long long* in0, unsigned long l
 
 /// Elementwise `x > limit`.
 pub fn above<A0: VecArg<f32>, A1: VecArg<f32>>(x: A0, limit: A1) -> gpukit::Result<Array<bool>> {
-    vectorize2(&__GPUKIT_VECTORIZE_above, x, limit, |x: f32, limit: f32| -> bool { x > limit })
+    vectorize2(
+        &__GPUKIT_VECTORIZE_above,
+        x,
+        limit,
+        |x: f32, limit: f32| -> bool { x > limit },
+    )
 }
 
 #[doc(hidden)]
@@ -138,8 +153,14 @@ fn host_inputs_and_other_result_types() {
     assert_eq!(r.to_vec().unwrap()[..3], [-1.0, 2.0, 4.0]);
     // Vec and slice inputs, bool results.
     let xs = vec![0.5f32, 1.5, 2.5];
-    assert_eq!(above(&xs, 1.0f32).unwrap().to_vec().unwrap(), [false, true, true]);
-    assert_eq!(above(&xs[1..], &xs[..1]).unwrap().to_vec().unwrap(), [true, true]);
+    assert_eq!(
+        above(&xs, 1.0f32).unwrap().to_vec().unwrap(),
+        [false, true, true]
+    );
+    assert_eq!(
+        above(&xs[1..], &xs[..1]).unwrap().to_vec().unwrap(),
+        [true, true]
+    );
 }
 
 #[test]
@@ -149,7 +170,10 @@ fn mismatched_shapes_are_an_error() {
     let e = lerp(&a, &b, 0.5f32).unwrap_err();
     assert!(matches!(e, Error::Shape(_)), "{e}");
     let text = e.to_string();
-    assert!(text.contains("lerp") && text.contains("[3, 2]") && text.contains("[2, 3]"), "{text}");
+    assert!(
+        text.contains("lerp") && text.contains("[3, 2]") && text.contains("[2, 3]"),
+        "{text}"
+    );
     let c = cpu_array(vec![1.0; 4], &[4]);
     assert!(matches!(lerp(&a, 1.0f32, &c).unwrap_err(), Error::Shape(_)));
 }
@@ -157,7 +181,14 @@ fn mismatched_shapes_are_an_error() {
 #[test]
 fn gpu_matches_cpu_on_many_shapes() {
     let Some((gpu, _serial)) = gpu() else { return };
-    for shape in [vec![1usize], vec![7], vec![1000], vec![33, 65], vec![4, 5, 6], vec![1 << 20]] {
+    for shape in [
+        vec![1usize],
+        vec![7],
+        vec![1000],
+        vec![33, 65],
+        vec![4, 5, 6],
+        vec![1 << 20],
+    ] {
         let n: usize = shape.iter().product();
         let a: Vec<f32> = (0..n).map(|i| (i % 97) as f32 * 0.25).collect();
         let b: Vec<f32> = (0..n).map(|i| (i % 13) as f32 - 6.0).collect();
@@ -171,10 +202,17 @@ fn gpu_matches_cpu_on_many_shapes() {
         let ints: Vec<i64> = (0..n as i64).collect();
         let fg = fizz(&Array::from_vec_on(ints.clone(), &shape[..], &gpu).unwrap()).unwrap();
         let fc = fizz(&Array::from_vec_on(ints, &shape[..], &Device::Cpu).unwrap()).unwrap();
-        assert_eq!(fg.to_vec().unwrap(), fc.to_vec().unwrap(), "shape {shape:?}");
+        assert_eq!(
+            fg.to_vec().unwrap(),
+            fc.to_vec().unwrap(),
+            "shape {shape:?}"
+        );
     }
     let xs = Array::from_vec_on(vec![0.5f32, 1.5, 2.5], 3, &gpu).unwrap();
-    assert_eq!(above(&xs, 1.0f32).unwrap().to_vec().unwrap(), [false, true, true]);
+    assert_eq!(
+        above(&xs, 1.0f32).unwrap().to_vec().unwrap(),
+        [false, true, true]
+    );
 }
 
 #[test]
@@ -188,7 +226,10 @@ fn gpu_host_inputs_devices_and_empty_arrays() {
     // A gpukit array and a CPU array do not mix.
     let g = Array::<f32>::ones_on(3, &gpu).unwrap();
     let c = cpu_array(vec![1.0; 3], &[3]);
-    assert!(matches!(lerp(&g, &c, 0.5f32).unwrap_err(), Error::DeviceMismatch(_)));
+    assert!(matches!(
+        lerp(&g, &c, 0.5f32).unwrap_err(),
+        Error::DeviceMismatch(_)
+    ));
     // Empty arrays launch nothing.
     let e = Array::<f32>::zeros_on(0, &gpu).unwrap();
     let r = lerp(&e, &e, 0.5f32).unwrap();

@@ -204,6 +204,9 @@ mod tests {
         let src = full_source(&info("__global__ void k() {}", &[&MID]));
         assert!(src.find("leaf(float x);").unwrap() < src.find("__global__").unwrap());
         assert_eq!(full_source(&info("x", &[])), "x");
-        assert_eq!(full_source(&info("a\n// @gpukit-device-fns\nb", &[])), "a\nb");
+        assert_eq!(
+            full_source(&info("a\n// @gpukit-device-fns\nb", &[])),
+            "a\nb"
+        );
     }
 }

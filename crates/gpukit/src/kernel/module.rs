@@ -145,6 +145,7 @@ impl fmt::Debug for CudaKernel {
 /// `launch` methods of every arity for [`CudaKernel`], so that `launch!` (which calls
 /// `k.launch(config, a, b, ..)`) works for raw kernels as for `#[kernel]`s. `launch!` imports
 /// the one trait matching its argument count; generated kernels' own `launch` takes precedence.
+#[allow(clippy::too_many_arguments, clippy::extra_unused_lifetimes)]
 pub mod arity {
     use super::*;
 

@@ -173,7 +173,7 @@ impl BlockCtx {
         stacks: impl Iterator<Item = &'s mut DefaultStack>,
         body: &F,
     ) {
-        let mut threads: Vec<(Dim3, Coroutine<(), (), (), &'s mut DefaultStack>)> = self
+        let mut threads: Vec<(Dim3, ThreadCoroutine<'s>)> = self
             .thread_indices()
             .zip(stacks)
             .map(|(idx, stack)| {
@@ -204,6 +204,9 @@ impl BlockCtx {
         }
     }
 }
+
+/// One thread of a cooperative block, on a borrowed stack.
+type ThreadCoroutine<'s> = Coroutine<(), (), (), &'s mut DefaultStack>;
 
 fn new_stack() -> DefaultStack {
     DefaultStack::new(STACK_BYTES).unwrap_or_else(|e| {
@@ -280,7 +283,7 @@ impl ThreadCtx {
         array_id: usize,
     ) -> SliceMut<T> {
         let size = std::mem::size_of::<T>();
-        let fits = offset_bytes % std::mem::align_of::<T>() == 0
+        let fits = offset_bytes.is_multiple_of(std::mem::align_of::<T>())
             && len
                 .checked_mul(size)
                 .and_then(|b| b.checked_add(offset_bytes))
