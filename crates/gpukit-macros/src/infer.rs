@@ -1,0 +1,630 @@
+//! Type inference by unification, following Rust's rules as far as the kernel language needs.
+//!
+//! * Unsuffixed integer literals are `{integer}` and float literals `{float}` until context fixes
+//!   them (`let mut s = 0.0; s += a[i];` with `a: &[f32]` makes `s` an `f32`); unfixed ones
+//!   default to `i32` and `f64`, as in Rust.
+//! * Arithmetic, comparison and assignment unify both sides; shifts do not (Rust allows
+//!   `u64 << i32`); indices are `usize`.
+//! * Results and parameters of `#[device]` functions defined elsewhere are *opaque*: the macro
+//!   cannot see their signatures. Opaque types are spelled through the function's C++ type
+//!   (`__gk_ret<decltype(&f)>`) and Rust infers them in the CPU twin.
+
+use crate::ir::*;
+use crate::methods::{self, Rel};
+use crate::types::Prim;
+use proc_macro2::Span;
+use syn::Error;
+
+/// Index of a type variable.
+pub type TyId = usize;
+
+/// A resolved (or partly resolved) type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ty {
+    Prim(Prim),
+    Unit,
+    /// `thread_idx()` and friends: a struct of three `u32`.
+    Dim3,
+    /// `(usize, usize)` from `grid2()` and the like.
+    Tuple(usize),
+    Slice { elem: Prim, mutable: bool },
+    View { elem: Prim, ndim: usize, mutable: bool },
+    /// A type only the `#[device]` function's signature knows.
+    Opaque(Opaque),
+}
+
+/// Where an opaque type comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Opaque {
+    /// The result of the C++ function.
+    Ret(String),
+    /// Parameter `n` of the C++ function.
+    Param(String, usize),
+}
+
+/// The state of one type variable.
+#[derive(Clone, Debug)]
+enum Term {
+    /// Anything.
+    Any,
+    /// `{integer}`.
+    Int,
+    /// `{float}`.
+    Float,
+    Known(Ty),
+}
+
+/// The table of type variables (a union-find forest).
+#[derive(Default)]
+pub struct Tys {
+    parent: Vec<usize>,
+    term: Vec<Term>,
+}
+
+impl Tys {
+    fn push(&mut self, t: Term) -> TyId {
+        self.parent.push(self.parent.len());
+        self.term.push(t);
+        self.parent.len() - 1
+    }
+
+    /// A fresh unconstrained variable.
+    pub fn any(&mut self) -> TyId {
+        self.push(Term::Any)
+    }
+
+    /// A fresh `{integer}`.
+    pub fn int(&mut self) -> TyId {
+        self.push(Term::Int)
+    }
+
+    /// A fresh `{float}`.
+    pub fn float(&mut self) -> TyId {
+        self.push(Term::Float)
+    }
+
+    /// A variable bound to `ty`.
+    pub fn known(&mut self, ty: Ty) -> TyId {
+        self.push(Term::Known(ty))
+    }
+
+    /// A variable bound to a primitive.
+    pub fn prim(&mut self, p: Prim) -> TyId {
+        self.known(Ty::Prim(p))
+    }
+
+    fn find(&self, mut t: TyId) -> TyId {
+        while self.parent[t] != t {
+            t = self.parent[t];
+        }
+        t
+    }
+
+    /// The type of `t` after inference and defaulting.
+    pub fn get(&self, t: TyId) -> Ty {
+        match &self.term[self.find(t)] {
+            Term::Known(ty) => ty.clone(),
+            Term::Int => Ty::Prim(Prim::I32),
+            Term::Float => Ty::Prim(Prim::F64),
+            Term::Any => Ty::Unit,
+        }
+    }
+
+    /// The primitive type of `t`, if it resolved to one.
+    pub fn prim_of(&self, t: TyId) -> Option<Prim> {
+        match self.get(t) {
+            Ty::Prim(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    fn describe(&self, t: TyId) -> String {
+        match &self.term[self.find(t)] {
+            Term::Any => "_".into(),
+            Term::Int => "{integer}".into(),
+            Term::Float => "{float}".into(),
+            Term::Known(ty) => describe_ty(ty),
+        }
+    }
+
+    /// Makes `a` and `b` the same type, or explains at `span` why they cannot be.
+    pub fn unify(&mut self, a: TyId, b: TyId, span: Span) -> syn::Result<()> {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra == rb {
+            return Ok(());
+        }
+        let merged = match (&self.term[ra], &self.term[rb]) {
+            (Term::Any, t) | (t, Term::Any) => Some(t.clone()),
+            (Term::Int, Term::Int) => Some(Term::Int),
+            (Term::Float, Term::Float) => Some(Term::Float),
+            (Term::Known(Ty::Opaque(o)), Term::Int | Term::Float)
+            | (Term::Int | Term::Float, Term::Known(Ty::Opaque(o))) => {
+                Some(Term::Known(Ty::Opaque(o.clone())))
+            }
+            (Term::Known(Ty::Opaque(_)), Term::Known(t))
+            | (Term::Known(t), Term::Known(Ty::Opaque(_))) => Some(Term::Known(t.clone())),
+            (Term::Int, Term::Known(Ty::Prim(p))) | (Term::Known(Ty::Prim(p)), Term::Int)
+                if p.is_int() =>
+            {
+                Some(Term::Known(Ty::Prim(*p)))
+            }
+            (Term::Float, Term::Known(Ty::Prim(p))) | (Term::Known(Ty::Prim(p)), Term::Float)
+                if p.is_float() =>
+            {
+                Some(Term::Known(Ty::Prim(*p)))
+            }
+            (Term::Known(x), Term::Known(y)) if x == y => Some(Term::Known(x.clone())),
+            _ => None,
+        };
+        match merged {
+            Some(t) => {
+                self.parent[rb] = ra;
+                self.term[ra] = t;
+                Ok(())
+            }
+            None => Err(Error::new(
+                span,
+                format!(
+                    "mismatched types: expected `{}`, found `{}` (kernel code follows Rust's typing: convert with `as`)",
+                    self.describe(a),
+                    self.describe(b)
+                ),
+            )),
+        }
+    }
+
+    /// Requires `t` to be an integer (`{integer}` if still open).
+    fn want_int(&mut self, t: TyId, span: Span) -> syn::Result<()> {
+        let i = self.int();
+        self.unify(t, i, span)
+    }
+
+    /// Requires `t` to be a float (`{float}` if still open).
+    fn want_float(&mut self, t: TyId, span: Span) -> syn::Result<()> {
+        let f = self.float();
+        self.unify(t, f, span)
+    }
+
+    fn want(&mut self, t: TyId, p: Prim, span: Span) -> syn::Result<()> {
+        let k = self.prim(p);
+        self.unify(t, k, span)
+    }
+}
+
+/// A type as Rust prints it.
+pub fn describe_ty(ty: &Ty) -> String {
+    match ty {
+        Ty::Prim(p) => p.rust().to_string(),
+        Ty::Unit => "()".into(),
+        Ty::Dim3 => "Dim3".into(),
+        Ty::Tuple(n) => format!("({})", vec!["usize"; *n].join(", ")),
+        Ty::Slice { elem, mutable } => {
+            format!("&{}[{elem}]", if *mutable { "mut " } else { "" })
+        }
+        Ty::View {
+            elem,
+            ndim,
+            mutable,
+        } => format!("&{}View{ndim}<{elem}>", if *mutable { "mut " } else { "" }),
+        Ty::Opaque(Opaque::Ret(f)) => format!("<result of {f}>"),
+        Ty::Opaque(Opaque::Param(f, n)) => format!("<parameter {n} of {f}>"),
+    }
+}
+
+/// Infers the types of everything in `f`, then checks what Rust would reject.
+pub fn infer(f: &mut Func) -> syn::Result<()> {
+    let mut cx = Cx {
+        tys: std::mem::take(&mut f.tys),
+        vars: &f.vars,
+        callees: &f.callees,
+        ret: match f.kind {
+            FuncKind::Kernel { .. } => None,
+            FuncKind::Device { ret } => ret,
+            FuncKind::Vectorize { ret } => Some(ret),
+        },
+    };
+    let r = cx.block(&f.body);
+    let body_ty = r?;
+    if let Some(ret) = cx.ret {
+        if f.body.tail.is_some() {
+            cx.tys.want(body_ty, ret, f.body.span)?;
+        }
+    }
+    f.tys = cx.tys;
+    check::func(f)
+}
+
+struct Cx<'a> {
+    tys: Tys,
+    vars: &'a [Var],
+    callees: &'a [Callee],
+    ret: Option<Prim>,
+}
+
+impl Cx<'_> {
+    fn block(&mut self, b: &Block) -> syn::Result<TyId> {
+        for s in &b.stmts {
+            self.stmt(s)?;
+        }
+        match (&b.tail, b.stmts.last()) {
+            (Some(t), _) => self.expr(t),
+            // A block that ends by leaving (`return;`, `break;`) has Rust's type `!`, which
+            // fits any expected type.
+            (None, Some(Stmt::Return(..) | Stmt::Break | Stmt::Continue)) => Ok(self.tys.any()),
+            (None, _) => Ok(self.tys.known(Ty::Unit)),
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> syn::Result<()> {
+        match s {
+            Stmt::Let { pat, init, span } => {
+                if let Some(init) = init {
+                    let t = self.expr(init)?;
+                    match pat {
+                        LetPat::One(v) => self.tys.unify(self.vars[*v].ty, t, init.span)?,
+                        LetPat::Tuple(vs) => {
+                            let n = match self.tys.get(t) {
+                                Ty::Tuple(n) => n,
+                                _ => 0,
+                            };
+                            if n != vs.len() {
+                                return Err(Error::new(
+                                    *span,
+                                    "tuple patterns are supported only as `let (x, y) = grid2();` (or grid3, gridsize2, gridsize3) with one name per axis",
+                                ));
+                            }
+                            for v in vs {
+                                self.tys.want(self.vars[*v].ty, Prim::Usize, *span)?;
+                            }
+                        }
+                    }
+                }
+                Ok(())
+            }
+            Stmt::Const { var, value } => {
+                let t = self.expr(value)?;
+                self.tys.unify(self.vars[*var].ty, t, value.span)
+            }
+            Stmt::Shared(_) | Stmt::Break | Stmt::Continue => Ok(()),
+            Stmt::Expr(e) => self.expr(e).map(|_| ()),
+            Stmt::Assign {
+                place,
+                op,
+                value,
+                span,
+            } => {
+                let p = self.expr(place)?;
+                let v = self.expr(value)?;
+                match op {
+                    Some(op) if op.is_shift() => {
+                        self.tys.want_int(p, *span)?;
+                        self.tys.want_int(v, value.span)
+                    }
+                    _ => self.tys.unify(p, v, value.span),
+                }
+            }
+            Stmt::While { cond, body } => {
+                let c = self.expr(cond)?;
+                self.tys.want(c, Prim::Bool, cond.span)?;
+                self.block(body).map(|_| ())
+            }
+            Stmt::Loop { body } => self.block(body).map(|_| ()),
+            Stmt::For { var, range, body } => {
+                let v = self.vars[*var].ty;
+                let a = self.expr(&range.start)?;
+                let b = self.expr(&range.end)?;
+                self.tys.unify(v, a, range.start.span)?;
+                self.tys.unify(v, b, range.end.span)?;
+                self.tys.want_int(v, range.span)?;
+                if let Some(s) = &range.step {
+                    let st = self.expr(s)?;
+                    self.tys.want(st, Prim::Usize, s.span)?;
+                }
+                self.block(body).map(|_| ())
+            }
+            Stmt::Return(e, span) => match (e, self.ret) {
+                (Some(e), Some(r)) => {
+                    let t = self.expr(e)?;
+                    self.tys.want(t, r, e.span)
+                }
+                (None, None) => Ok(()),
+                (Some(e), None) => Err(Error::new(
+                    e.span,
+                    "a kernel returns nothing: write `return;` (results go into `&mut` parameters)",
+                )),
+                (None, Some(r)) => Err(Error::new(
+                    *span,
+                    format!("this function returns `{r}`: write `return value;`"),
+                )),
+            },
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) -> syn::Result<TyId> {
+        let t = e.ty;
+        let sp = e.span;
+        match &e.kind {
+            ExprKind::Lit(_) | ExprKind::Var(_) | ExprKind::Const(_) => {}
+            ExprKind::Len(_) | ExprKind::Shape(..) => self.tys.want(t, Prim::Usize, sp)?,
+            ExprKind::Intrinsic(_) => {}
+            ExprKind::Paren(x) => {
+                let x = self.expr(x)?;
+                self.tys.unify(t, x, sp)?;
+            }
+            ExprKind::Unary(op, x) => {
+                let xt = self.expr(x)?;
+                self.tys.unify(t, xt, sp)?;
+                if *op == UnOp::Neg {
+                    if let Some(p) = self.tys.prim_of(xt) {
+                        if !(p.is_signed_int() || p.is_float()) {
+                            return Err(Error::new(
+                                sp,
+                                format!("cannot negate a value of type `{p}` (only signed integers and floats)"),
+                            ));
+                        }
+                    }
+                }
+            }
+            ExprKind::Binary(op, a, b) => {
+                let at = self.expr(a)?;
+                let bt = self.expr(b)?;
+                if op.is_logical() {
+                    self.tys.want(at, Prim::Bool, a.span)?;
+                    self.tys.want(bt, Prim::Bool, b.span)?;
+                    self.tys.want(t, Prim::Bool, sp)?;
+                } else if op.is_comparison() {
+                    self.tys.unify(at, bt, b.span)?;
+                    self.tys.want(t, Prim::Bool, sp)?;
+                } else if op.is_shift() {
+                    self.tys.want_int(at, a.span)?;
+                    self.tys.want_int(bt, b.span)?;
+                    self.tys.unify(t, at, sp)?;
+                } else {
+                    self.tys.unify(at, bt, b.span)?;
+                    self.tys.unify(t, at, sp)?;
+                }
+            }
+            ExprKind::Cast(x, p) => {
+                self.expr(x)?;
+                self.tys.want(t, *p, sp)?;
+            }
+            ExprKind::Index(v, ix) => {
+                for i in ix {
+                    let it = self.expr(i)?;
+                    self.tys.want(it, Prim::Usize, i.span)?;
+                }
+                let elem = match self.tys.get(self.vars[*v].ty) {
+                    Ty::Slice { elem, .. } | Ty::View { elem, .. } => elem,
+                    _ => unreachable_index(sp)?,
+                };
+                self.tys.want(t, elem, sp)?;
+            }
+            ExprKind::Method(m, recv, args) => {
+                let rt = self.expr(recv)?;
+                match m.recv {
+                    methods::Recv::Float => self.tys.want_float(rt, recv.span)?,
+                    methods::Recv::Int => self.tys.want_int(rt, recv.span)?,
+                    methods::Recv::Signed | methods::Recv::Num => {}
+                }
+                for (a, rel) in args.iter().zip(m.args) {
+                    let at = self.expr(a)?;
+                    match rel {
+                        Rel::Same => self.tys.unify(rt, at, a.span)?,
+                        Rel::Fixed(p) => self.tys.want(at, *p, a.span)?,
+                    }
+                }
+                match m.ret {
+                    Rel::Same => self.tys.unify(t, rt, sp)?,
+                    Rel::Fixed(p) => self.tys.want(t, p, sp)?,
+                }
+            }
+            ExprKind::Call(c, args) => {
+                let name = self.callees[*c].cuda.clone();
+                for (n, a) in args.iter().enumerate() {
+                    let at = self.expr(a)?;
+                    let o = self
+                        .tys
+                        .known(Ty::Opaque(Opaque::Param(name.clone(), n)));
+                    self.tys.unify(at, o, a.span)?;
+                }
+                let r = self.tys.known(Ty::Opaque(Opaque::Ret(name)));
+                self.tys.unify(t, r, sp)?;
+            }
+            ExprKind::Field(x, _) => {
+                let xt = self.expr(x)?;
+                let d = self.tys.known(Ty::Dim3);
+                self.tys.unify(xt, d, x.span)?;
+                self.tys.want(t, Prim::U32, sp)?;
+            }
+            ExprKind::Atomic(op, place, args) => {
+                let pt = self.expr(place)?;
+                for a in args {
+                    let at = self.expr(a)?;
+                    self.tys.unify(pt, at, a.span)?;
+                }
+                self.tys.unify(t, pt, sp)?;
+                if let Some(p) = self.tys.prim_of(pt) {
+                    let ok = matches!(
+                        p,
+                        Prim::I32 | Prim::U32 | Prim::I64 | Prim::U64 | Prim::F32 | Prim::F64
+                    );
+                    if !ok {
+                        return Err(Error::new(
+                            sp,
+                            format!("`{}` works on i32, u32, i64, u64, f32 and f64 elements, not `{p}`", op.name()),
+                        ));
+                    }
+                }
+            }
+            ExprKind::If(c, then, els) => {
+                let ct = self.expr(c)?;
+                self.tys.want(ct, Prim::Bool, c.span)?;
+                let tt = self.block(then)?;
+                match els {
+                    Some(e) => {
+                        let et = self.expr(e)?;
+                        self.tys.unify(tt, et, e.span)?;
+                    }
+                    None => {
+                        let u = self.tys.known(Ty::Unit);
+                        self.tys.unify(tt, u, then.span)?;
+                    }
+                }
+                self.tys.unify(t, tt, sp)?;
+            }
+            ExprKind::Block(b) => {
+                let bt = self.block(b)?;
+                self.tys.unify(t, bt, sp)?;
+            }
+        }
+        Ok(t)
+    }
+}
+
+fn unreachable_index(span: Span) -> syn::Result<Prim> {
+    Err(Error::new(span, "only array parameters and shared arrays can be indexed"))
+}
+
+/// Checks after inference: what Rust rejects that C++ would accept.
+mod check {
+    use super::*;
+
+    pub fn func(f: &Func) -> syn::Result<()> {
+        block(f, &f.body)
+    }
+
+    fn block(f: &Func, b: &Block) -> syn::Result<()> {
+        for s in &b.stmts {
+            match s {
+                Stmt::Let { init: Some(e), .. } | Stmt::Expr(e) => expr(f, e)?,
+                Stmt::Const { value, .. } => expr(f, value)?,
+                Stmt::Assign {
+                    place, value, op, ..
+                } => {
+                    expr(f, place)?;
+                    expr(f, value)?;
+                    if let Some(op) = op {
+                        arith(f, *op, place.ty, value.span)?;
+                    }
+                }
+                Stmt::While { cond, body } => {
+                    expr(f, cond)?;
+                    block(f, body)?;
+                }
+                Stmt::Loop { body } => block(f, body)?,
+                Stmt::For { range, body, .. } => {
+                    expr(f, &range.start)?;
+                    expr(f, &range.end)?;
+                    if let Some(s) = &range.step {
+                        expr(f, s)?;
+                    }
+                    block(f, body)?;
+                }
+                Stmt::Return(Some(e), _) => expr(f, e)?,
+                _ => {}
+            }
+        }
+        if let Some(t) = &b.tail {
+            expr(f, t)?;
+        }
+        Ok(())
+    }
+
+    fn arith(f: &Func, op: BinOp, t: TyId, span: Span) -> syn::Result<()> {
+        let Some(p) = f.tys.prim_of(t) else {
+            return Ok(());
+        };
+        let ok = match op {
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => p.is_int() || p == Prim::Bool,
+            BinOp::Shl | BinOp::Shr => p.is_int(),
+            BinOp::And | BinOp::Or => p == Prim::Bool,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => true,
+            _ => p != Prim::Bool,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::new(
+                span,
+                format!("operator `{}` is not defined for `{p}`", op.symbol()),
+            ))
+        }
+    }
+
+    fn expr(f: &Func, e: &Expr) -> syn::Result<()> {
+        match &e.kind {
+            ExprKind::Unary(op, x) => {
+                expr(f, x)?;
+                if *op == UnOp::Not {
+                    if let Some(p) = f.tys.prim_of(x.ty) {
+                        if p.is_float() {
+                            return Err(Error::new(e.span, "`!` is not defined for floats"));
+                        }
+                    }
+                }
+                Ok(())
+            }
+            ExprKind::Binary(op, a, b) => {
+                expr(f, a)?;
+                expr(f, b)?;
+                arith(f, *op, a.ty, e.span)
+            }
+            ExprKind::Cast(x, to) => {
+                expr(f, x)?;
+                match f.tys.get(x.ty) {
+                    Ty::Prim(from) => {
+                        if *to == Prim::Bool && from != Prim::Bool {
+                            return Err(Error::new(
+                                e.span,
+                                format!("cannot cast `{from}` as `bool`: compare instead (`x != 0`)"),
+                            ));
+                        }
+                        if from == Prim::Bool && to.is_float() {
+                            return Err(Error::new(
+                                e.span,
+                                "cannot cast `bool` to a float: cast to an integer first",
+                            ));
+                        }
+                        Ok(())
+                    }
+                    Ty::Opaque(_) => Ok(()),
+                    other => Err(Error::new(
+                        e.span,
+                        format!("cannot cast `{}` with `as`: only numbers and bool", describe_ty(&other)),
+                    )),
+                }
+            }
+            ExprKind::Method(m, recv, args) => {
+                expr(f, recv)?;
+                for a in args {
+                    expr(f, a)?;
+                }
+                if let Some(p) = f.tys.prim_of(recv.ty) {
+                    if !methods::accepts(m.recv, p) {
+                        return Err(Error::new(
+                            e.span,
+                            format!("no method `{}` on `{p}` in kernel code", m.name),
+                        ));
+                    }
+                }
+                Ok(())
+            }
+            ExprKind::Paren(x) | ExprKind::Field(x, _) => expr(f, x),
+            ExprKind::Index(_, ix) | ExprKind::Call(_, ix) => ix.iter().try_for_each(|i| expr(f, i)),
+            ExprKind::Atomic(_, p, a) => {
+                expr(f, p)?;
+                a.iter().try_for_each(|i| expr(f, i))
+            }
+            ExprKind::If(c, t, el) => {
+                expr(f, c)?;
+                block(f, t)?;
+                if let Some(el) = el {
+                    expr(f, el)?;
+                }
+                Ok(())
+            }
+            ExprKind::Block(b) => block(f, b),
+            _ => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,360 @@
+//! The intermediate representation that `parse` builds and `infer`, `cuda` and `cpu` read.
+//!
+//! Every expression carries a type variable ([`TyId`]); names are resolved to [`VarId`]s, so
+//! shadowing and scoping are settled before code generation.
+
+use crate::infer::{TyId, Tys};
+use crate::methods::Method;
+use crate::types::Prim;
+use proc_macro2::Span;
+
+/// Index into [`Func::vars`].
+pub type VarId = usize;
+
+/// What kind of item a [`Func`] came from.
+#[derive(Clone, Debug)]
+pub enum FuncKind {
+    /// `#[kernel]` / `#[kernel(unchecked)]`.
+    Kernel { checked: bool },
+    /// `#[device]`: scalars in, a scalar (or nothing) out.
+    Device { ret: Option<Prim> },
+    /// `#[vectorize]`: scalars in, one scalar out.
+    Vectorize { ret: Prim },
+}
+
+/// A translated function and everything code generation needs about it.
+pub struct Func {
+    pub kind: FuncKind,
+    pub name: syn::Ident,
+    pub params: Vec<Param>,
+    pub body: Block,
+    pub vars: Vec<Var>,
+    pub tys: Tys,
+    /// Shared arrays in declaration order (their array ids follow the array parameters).
+    pub shared: Vec<SharedArray>,
+    /// `#[device]` functions called, each once, as written (path) with their CUDA name.
+    pub callees: Vec<Callee>,
+    /// Whether the body calls `sync_threads()`.
+    pub uses_barrier: bool,
+}
+
+/// A `#[device]` function called from a body.
+#[derive(Clone)]
+pub struct Callee {
+    pub path: syn::Path,
+    pub cuda: String,
+}
+
+/// A parameter.
+pub struct Param {
+    pub var: VarId,
+    pub ty: ParamTy,
+    /// Array id for bounds errors (arrays only).
+    pub array_id: Option<usize>,
+}
+
+/// How a parameter is passed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamTy {
+    /// `&[T]` / `&mut [T]`.
+    Slice { elem: Prim, mutable: bool },
+    /// `&View2<T>`, `&mut View3<T>`, ...
+    View {
+        elem: Prim,
+        ndim: usize,
+        mutable: bool,
+    },
+    /// A scalar by value.
+    Scalar(Prim),
+}
+
+/// A `shared_array::<T, N>()`.
+pub struct SharedArray {
+    pub var: VarId,
+    pub elem: Prim,
+    pub len: u64,
+    pub array_id: usize,
+    /// Byte offset in the CPU backend's per-block shared memory.
+    pub offset: usize,
+}
+
+/// A variable: parameter, local, loop variable, constant or shared array.
+pub struct Var {
+    pub name: syn::Ident,
+    /// Unique C++ name.
+    pub cuda: String,
+    pub ty: TyId,
+    pub mutable: bool,
+}
+
+/// `{ stmts; tail }`.
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    pub tail: Option<Box<Expr>>,
+    pub span: Span,
+}
+
+/// A statement.
+pub enum Stmt {
+    /// `let x = e;`, `let (x, y) = grid2();`, `let x: T;`.
+    Let {
+        pat: LetPat,
+        init: Option<Expr>,
+        span: Span,
+    },
+    /// `const N: T = e;` inside a body.
+    Const { var: VarId, value: Expr },
+    /// `let tile = shared_array::<T, N>();` (index into [`Func::shared`]).
+    Shared(usize),
+    /// An expression evaluated for its effects (`if`, a block, `atomic_add(..)`, `sync_threads()`).
+    Expr(Expr),
+    /// `place = value` or `place op= value`.
+    Assign {
+        place: Expr,
+        op: Option<BinOp>,
+        value: Expr,
+        span: Span,
+    },
+    While {
+        cond: Expr,
+        body: Block,
+    },
+    Loop {
+        body: Block,
+    },
+    For {
+        var: VarId,
+        range: Range,
+        body: Block,
+    },
+    Break,
+    Continue,
+    Return(Option<Expr>, Span),
+}
+
+/// The pattern of a `let`.
+pub enum LetPat {
+    One(VarId),
+    Tuple(Vec<VarId>),
+}
+
+/// The iteration of a `for` loop.
+pub struct Range {
+    pub start: Expr,
+    pub end: Expr,
+    pub inclusive: bool,
+    pub step: Option<Expr>,
+    pub rev: bool,
+    pub span: Span,
+}
+
+/// An expression and its type variable.
+pub struct Expr {
+    pub kind: ExprKind,
+    pub ty: TyId,
+    pub span: Span,
+}
+
+/// A literal.
+#[derive(Clone, Debug)]
+pub enum Lit {
+    /// Decimal digits.
+    Int(u128),
+    /// Decimal text as written, without suffix or underscores.
+    Float(String),
+    Bool(bool),
+}
+
+/// Thread and grid intrinsics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Intrinsic {
+    /// `grid(1)`, `grid2()`, `grid3()`: absolute thread position (1 to 3 axes).
+    Grid(usize),
+    /// `gridsize(1)`, `gridsize2()`, `gridsize3()`: threads in the whole grid per axis.
+    GridSize(usize),
+    ThreadIdx,
+    BlockIdx,
+    BlockDim,
+    GridDim,
+    SyncThreads,
+}
+
+/// Atomic read-modify-write operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicOp {
+    Add,
+    Sub,
+    Max,
+    Min,
+    Exch,
+    Cas,
+}
+
+impl AtomicOp {
+    /// The intrinsic's name in the kernel language (and in the CPU runtime).
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "atomic_add",
+            AtomicOp::Sub => "atomic_sub",
+            AtomicOp::Max => "atomic_max",
+            AtomicOp::Min => "atomic_min",
+            AtomicOp::Exch => "atomic_exch",
+            AtomicOp::Cas => "atomic_cas",
+        }
+    }
+}
+
+/// `.x`, `.y`, `.z` of a `Dim3`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Axis {
+    X,
+    Y,
+    Z,
+}
+
+impl Axis {
+    pub fn name(self) -> &'static str {
+        match self {
+            Axis::X => "x",
+            Axis::Y => "y",
+            Axis::Z => "z",
+        }
+    }
+}
+
+/// Binary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+}
+
+impl BinOp {
+    /// The operator as both languages write it.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+            BinOp::BitAnd => "&",
+            BinOp::BitOr => "|",
+            BinOp::BitXor => "^",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::And => "&&",
+            BinOp::Or => "||",
+        }
+    }
+
+    /// `==`, `<`, ...
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+        )
+    }
+
+    /// `<<`, `>>`.
+    pub fn is_shift(self) -> bool {
+        matches!(self, BinOp::Shl | BinOp::Shr)
+    }
+
+    /// `&&`, `||`.
+    pub fn is_logical(self) -> bool {
+        matches!(self, BinOp::And | BinOp::Or)
+    }
+}
+
+/// Unary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnOp {
+    Neg,
+    Not,
+}
+
+/// A named constant of a primitive type (`f32::MAX`, `std::f64::consts::PI`).
+#[derive(Clone, Debug)]
+pub struct NamedConst {
+    pub prim: Prim,
+    pub name: String,
+}
+
+/// Expression forms.
+pub enum ExprKind {
+    Lit(Lit),
+    Var(VarId),
+    Const(NamedConst),
+    Unary(UnOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    Cast(Box<Expr>, Prim),
+    /// `a[i]` (one index) or `v[[i, j]]` (one index per axis); `base` is a variable.
+    Index(VarId, Vec<Expr>),
+    /// `a.len()` of a slice, shared array or view (elements in all).
+    Len(VarId),
+    /// `v.shape(d)`.
+    Shape(VarId, usize),
+    /// A math method: `x.sqrt()`, `a.min(b)`.
+    Method(Method, Box<Expr>, Vec<Expr>),
+    /// A call of a `#[device]` function (index into [`Func::callees`]).
+    Call(usize, Vec<Expr>),
+    Intrinsic(Intrinsic),
+    /// `.x` of a `Dim3` value.
+    Field(Box<Expr>, Axis),
+    /// `atomic_add(&mut a[i], v)`; the place is an `Index` expression.
+    Atomic(AtomicOp, Box<Expr>, Vec<Expr>),
+    If(Box<Expr>, Block, Option<Box<Expr>>),
+    Block(Block),
+    Paren(Box<Expr>),
+}
+
+impl Expr {
+    /// Whether this expression can become a C++ expression without statements: `if` and
+    /// blocks only when every branch is a lone expression.
+    pub fn is_pure(&self) -> bool {
+        match &self.kind {
+            ExprKind::If(c, then, els) => {
+                c.is_pure()
+                    && block_is_pure(then)
+                    && els.as_ref().is_some_and(|e| e.is_pure())
+            }
+            ExprKind::Block(b) => block_is_pure(b),
+            ExprKind::Unary(_, e) | ExprKind::Cast(e, _) | ExprKind::Paren(e) => e.is_pure(),
+            ExprKind::Field(e, _) => e.is_pure(),
+            ExprKind::Binary(_, a, b) => a.is_pure() && b.is_pure(),
+            ExprKind::Index(_, ix) => ix.iter().all(Expr::is_pure),
+            ExprKind::Method(_, r, a) => r.is_pure() && a.iter().all(Expr::is_pure),
+            ExprKind::Call(_, a) => a.iter().all(Expr::is_pure),
+            ExprKind::Atomic(_, p, a) => p.is_pure() && a.iter().all(Expr::is_pure),
+            _ => true,
+        }
+    }
+}
+
+/// A block with no statements whose tail is pure.
+pub fn block_is_pure(b: &Block) -> bool {
+    b.stmts.is_empty() && b.tail.as_ref().is_some_and(|t| t.is_pure())
+}

@@ -1,0 +1,1447 @@
+//! syn -> IR. Everything outside the kernel language becomes a `syn::Error` at its span that
+//! says what is supported, so that no C++ is ever generated for code that would fail later.
+
+use crate::infer::{Ty, Tys};
+use crate::ir::*;
+use crate::methods;
+use crate::names::Namer;
+use crate::types::{Prim, ELEMENT_TYPES};
+use proc_macro2::Span;
+use std::collections::HashMap;
+use syn::spanned::Spanned;
+use syn::{Error, Result};
+
+/// Static shared memory a CUDA block may declare.
+const MAX_SHARED_BYTES: usize = 48 * 1024;
+
+/// What a body may use besides plain arithmetic.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Kernel,
+    Device,
+    Vectorize,
+}
+
+/// Parses a `#[kernel]` function.
+pub fn kernel(item: &syn::ItemFn, checked: bool) -> Result<Func> {
+    let mut p = Parser::new(Mode::Kernel);
+    p.signature_common(&item.sig, "kernel")?;
+    let name = item.sig.ident.to_string();
+    if crate::names::is_reserved(&name) {
+        return Err(Error::new(
+            item.sig.ident.span(),
+            format!("`{name}` is a reserved word or built-in in CUDA C++, where the kernel keeps its name: choose another name (e.g. `{name}_kernel`)"),
+        ));
+    }
+    if let syn::ReturnType::Type(_, ty) = &item.sig.output {
+        return Err(Error::new(
+            ty.span(),
+            "a kernel returns nothing: write results into `&mut [T]` parameters",
+        ));
+    }
+    let mut params = Vec::new();
+    let mut arrays = 0;
+    for input in &item.sig.inputs {
+        let (name, mutable, ty) = p.param_parts(input)?;
+        let pty = kernel_param_ty(ty)?;
+        let (tyv, array_id) = match pty {
+            ParamTy::Slice { elem, mutable } => (p.tys.known(Ty::Slice { elem, mutable }), true),
+            ParamTy::View {
+                elem,
+                ndim,
+                mutable,
+            } => (
+                p.tys.known(Ty::View {
+                    elem,
+                    ndim,
+                    mutable,
+                }),
+                true,
+            ),
+            ParamTy::Scalar(s) => (p.tys.prim(s), false),
+        };
+        let var = p.declare(name, tyv, mutable);
+        let array_id = array_id.then(|| {
+            arrays += 1;
+            arrays - 1
+        });
+        params.push(Param {
+            var,
+            ty: pty,
+            array_id,
+        });
+    }
+    // Reserve the C++ names the kernel signature uses for pointers and extents.
+    for prm in &params {
+        let base = p.vars[prm.var].cuda.clone();
+        match prm.ty {
+            ParamTy::Slice { .. } => {
+                p.names.fresh(&format!("{base}_ptr"));
+                p.names.fresh(&format!("{base}_len"));
+            }
+            ParamTy::View { ndim, .. } => {
+                p.names.fresh(&format!("{base}_ptr"));
+                for d in 0..ndim {
+                    p.names.fresh(&format!("{base}_d{d}"));
+                }
+            }
+            ParamTy::Scalar(_) => {}
+        }
+    }
+    p.array_count = arrays;
+    let body = p.block(&item.block)?;
+    if let Some(t) = &body.tail {
+        if !matches!(t.kind, ExprKind::If(..) | ExprKind::Block(_)) {
+            return Err(Error::new(
+                t.span,
+                "a kernel returns nothing: end this expression with `;`",
+            ));
+        }
+    }
+    Ok(p.finish(
+        FuncKind::Kernel { checked },
+        item.sig.ident.clone(),
+        params,
+        body,
+    ))
+}
+
+/// Parses a `#[device]` function.
+pub fn device(item: &syn::ItemFn) -> Result<Func> {
+    scalar_fn(item, Mode::Device)
+}
+
+/// Parses a `#[vectorize]` function.
+pub fn vectorize(item: &syn::ItemFn) -> Result<Func> {
+    scalar_fn(item, Mode::Vectorize)
+}
+
+fn scalar_fn(item: &syn::ItemFn, mode: Mode) -> Result<Func> {
+    let what = if mode == Mode::Device {
+        "#[device] function"
+    } else {
+        "#[vectorize] function"
+    };
+    let mut p = Parser::new(mode);
+    p.signature_common(&item.sig, what)?;
+    let ret = match &item.sig.output {
+        syn::ReturnType::Default => None,
+        syn::ReturnType::Type(_, ty) => Some(prim_of_type(ty).ok_or_else(|| {
+            Error::new(
+                ty.span(),
+                format!("a {what} returns a scalar (bool, integers, f32, f64)"),
+            )
+        })?),
+    };
+    let mut params = Vec::new();
+    for input in &item.sig.inputs {
+        let (name, mutable, ty) = p.param_parts(input)?;
+        let prim = prim_of_type(ty).ok_or_else(|| {
+            Error::new(
+                ty.span(),
+                format!("a {what} takes scalars (bool, integers, f32, f64); arrays belong to #[kernel] functions"),
+            )
+        })?;
+        if mode == Mode::Vectorize && !prim.is_element() {
+            return Err(Error::new(
+                ty.span(),
+                format!("#[vectorize] inputs are array element types: {ELEMENT_TYPES}"),
+            ));
+        }
+        let t = p.tys.prim(prim);
+        let var = p.declare(name, t, mutable);
+        params.push(Param {
+            var,
+            ty: ParamTy::Scalar(prim),
+            array_id: None,
+        });
+    }
+    let kind = match mode {
+        Mode::Vectorize => {
+            let ret = ret.ok_or_else(|| {
+                Error::new(
+                    item.sig.span(),
+                    "a #[vectorize] function returns one value per element: add `-> T`",
+                )
+            })?;
+            if !ret.is_element() {
+                return Err(Error::new(
+                    item.sig.output.span(),
+                    format!("#[vectorize] results are array element types: {ELEMENT_TYPES}"),
+                ));
+            }
+            if params.is_empty() || params.len() > 4 {
+                return Err(Error::new(
+                    item.sig.inputs.span(),
+                    "a #[vectorize] function takes 1 to 4 inputs",
+                ));
+            }
+            FuncKind::Vectorize { ret }
+        }
+        _ => FuncKind::Device { ret },
+    };
+    p.ret = ret;
+    let body = p.block(&item.block)?;
+    if ret.is_some() && body.tail.is_none() && !ends_in_return(&body) {
+        return Err(Error::new(
+            body.span,
+            "this function must end with the value it returns (an expression without `;`) or a `return`",
+        ));
+    }
+    Ok(p.finish(kind, item.sig.ident.clone(), params, body))
+}
+
+fn ends_in_return(b: &Block) -> bool {
+    matches!(b.stmts.last(), Some(Stmt::Return(..)) | Some(Stmt::Loop { .. }))
+}
+
+/// The primitive a type path names (`f32`, `usize`, ...).
+fn prim_of_type(ty: &syn::Type) -> Option<Prim> {
+    match ty {
+        syn::Type::Path(tp) if tp.qself.is_none() => {
+            let id = tp.path.get_ident()?;
+            Prim::from_rust(&id.to_string())
+        }
+        syn::Type::Paren(p) => prim_of_type(&p.elem),
+        syn::Type::Group(g) => prim_of_type(&g.elem),
+        _ => None,
+    }
+}
+
+fn kernel_param_ty(ty: &syn::Type) -> Result<ParamTy> {
+    let unsupported = || {
+        Error::new(
+            ty.span(),
+            "unsupported parameter type: kernels take `&[T]`, `&mut [T]`, `&View2<T>`, `&View3<T>` (or `&mut`), and scalars (bool, integers, f32, f64)",
+        )
+    };
+    let element = |t: &syn::Type| -> Result<Prim> {
+        match prim_of_type(t) {
+            Some(p) if p.is_element() => Ok(p),
+            _ => Err(Error::new(
+                t.span(),
+                format!("array elements must be one of {ELEMENT_TYPES}"),
+            )),
+        }
+    };
+    match ty {
+        syn::Type::Reference(r) => {
+            if r.lifetime.is_some() {
+                return Err(Error::new(
+                    r.lifetime.span(),
+                    "kernel parameters take no lifetimes",
+                ));
+            }
+            let mutable = r.mutability.is_some();
+            match &*r.elem {
+                syn::Type::Slice(s) => Ok(ParamTy::Slice {
+                    elem: element(&s.elem)?,
+                    mutable,
+                }),
+                syn::Type::Path(tp) if tp.qself.is_none() => {
+                    let seg = tp.path.segments.last().ok_or_else(unsupported)?;
+                    let ndim = match seg.ident.to_string().as_str() {
+                        "View2" => 2,
+                        "View3" => 3,
+                        _ => return Err(unsupported()),
+                    };
+                    let arg = match &seg.arguments {
+                        syn::PathArguments::AngleBracketed(a) if a.args.len() == 1 => {
+                            match &a.args[0] {
+                                syn::GenericArgument::Type(t) => t,
+                                _ => return Err(unsupported()),
+                            }
+                        }
+                        _ => {
+                            return Err(Error::new(
+                                seg.span(),
+                                format!("write the element type: `View{ndim}<f32>`"),
+                            ))
+                        }
+                    };
+                    Ok(ParamTy::View {
+                        elem: element(arg)?,
+                        ndim,
+                        mutable,
+                    })
+                }
+                _ => Err(unsupported()),
+            }
+        }
+        _ => match prim_of_type(ty) {
+            Some(p) if p.dtype().is_some() => Ok(ParamTy::Scalar(p)),
+            Some(p) => Err(Error::new(
+                ty.span(),
+                format!("scalar parameters of type `{p}` are not supported: use i32, i64, u32, u64, usize, isize, u8, f32, f64 or bool"),
+            )),
+            None => Err(unsupported()),
+        },
+    }
+}
+
+struct Parser {
+    mode: Mode,
+    vars: Vec<Var>,
+    tys: Tys,
+    scopes: Vec<HashMap<String, VarId>>,
+    names: Namer,
+    shared: Vec<SharedArray>,
+    shared_bytes: usize,
+    callees: Vec<Callee>,
+    uses_barrier: bool,
+    array_count: usize,
+    loops: usize,
+    consts: HashMap<VarId, u128>,
+    ret: Option<Prim>,
+}
+
+impl Parser {
+    fn new(mode: Mode) -> Parser {
+        Parser {
+            mode,
+            vars: Vec::new(),
+            tys: Tys::default(),
+            scopes: vec![HashMap::new()],
+            names: Namer::default(),
+            shared: Vec::new(),
+            shared_bytes: 0,
+            callees: Vec::new(),
+            uses_barrier: false,
+            array_count: 0,
+            loops: 0,
+            consts: HashMap::new(),
+            ret: None,
+        }
+    }
+
+    fn finish(self, kind: FuncKind, name: syn::Ident, params: Vec<Param>, body: Block) -> Func {
+        Func {
+            kind,
+            name,
+            params,
+            body,
+            vars: self.vars,
+            tys: self.tys,
+            shared: self.shared,
+            callees: self.callees,
+            uses_barrier: self.uses_barrier,
+        }
+    }
+
+    fn signature_common(&self, sig: &syn::Signature, what: &str) -> Result<()> {
+        if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+            return Err(Error::new(
+                sig.generics.span(),
+                format!("a {what} cannot be generic: write one per element type"),
+            ));
+        }
+        if let Some(a) = &sig.asyncness {
+            return Err(Error::new(a.span, format!("a {what} cannot be async")));
+        }
+        if let Some(c) = &sig.constness {
+            return Err(Error::new(c.span, format!("a {what} cannot be const")));
+        }
+        if let Some(v) = &sig.variadic {
+            return Err(Error::new(v.span(), "variadic functions are not supported"));
+        }
+        if let Some(abi) = &sig.abi {
+            return Err(Error::new(abi.span(), format!("a {what} cannot declare an ABI")));
+        }
+        Ok(())
+    }
+
+    fn param_parts<'a>(&self, input: &'a syn::FnArg) -> Result<(&'a syn::Ident, bool, &'a syn::Type)> {
+        match input {
+            syn::FnArg::Receiver(r) => Err(Error::new(
+                r.span(),
+                "kernel functions are free functions: no `self`",
+            )),
+            syn::FnArg::Typed(pt) => match &*pt.pat {
+                syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                    Ok((&pi.ident, pi.mutability.is_some(), &pt.ty))
+                }
+                other => Err(Error::new(
+                    other.span(),
+                    "parameters are plain names (`x: f32`), not patterns",
+                )),
+            },
+        }
+    }
+
+    fn declare(&mut self, name: &syn::Ident, ty: usize, mutable: bool) -> VarId {
+        let cuda = self.names.fresh(&name.to_string());
+        self.vars.push(Var {
+            name: name.clone(),
+            cuda,
+            ty,
+            mutable,
+        });
+        let id = self.vars.len() - 1;
+        let key = name.to_string().trim_start_matches("r#").to_string();
+        self.scopes.last_mut().expect("scope").insert(key, id);
+        id
+    }
+
+    fn lookup(&self, name: &str) -> Option<VarId> {
+        self.scopes.iter().rev().find_map(|s| s.get(name).copied())
+    }
+
+    fn scoped<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        self.scopes.push(HashMap::new());
+        let r = f(self);
+        self.scopes.pop();
+        r
+    }
+
+    fn block(&mut self, b: &syn::Block) -> Result<Block> {
+        self.scoped(|p| p.block_inner(b))
+    }
+
+    fn block_inner(&mut self, b: &syn::Block) -> Result<Block> {
+        let mut stmts = Vec::new();
+        let mut tail = None;
+        let n = b.stmts.len();
+        for (i, s) in b.stmts.iter().enumerate() {
+            match s {
+                syn::Stmt::Local(l) => stmts.push(self.local(l)?),
+                syn::Stmt::Item(item) => stmts.push(self.item(item)?),
+                syn::Stmt::Macro(m) => return Err(macro_error(&m.mac)),
+                syn::Stmt::Expr(e, semi) => {
+                    let last = i + 1 == n;
+                    if last && semi.is_none() && !is_statement_expr(e) {
+                        tail = Some(Box::new(self.expr(e)?));
+                    } else {
+                        stmts.push(self.stmt_expr(e)?);
+                    }
+                }
+            }
+        }
+        Ok(Block {
+            stmts,
+            tail,
+            span: b.span(),
+        })
+    }
+
+    fn item(&mut self, item: &syn::Item) -> Result<Stmt> {
+        match item {
+            syn::Item::Const(c) => {
+                let prim = prim_of_type(&c.ty).ok_or_else(|| {
+                    Error::new(c.ty.span(), "constants in kernel code are scalars (bool, integers, f32, f64)")
+                })?;
+                let value = self.expr(&c.expr)?;
+                let lit = match &value.kind {
+                    ExprKind::Lit(Lit::Int(v)) => Some(*v),
+                    _ => None,
+                };
+                let t = self.tys.prim(prim);
+                let var = self.declare(&c.ident, t, false);
+                if let Some(v) = lit {
+                    self.consts.insert(var, v);
+                }
+                Ok(Stmt::Const { var, value })
+            }
+            syn::Item::Macro(m) => Err(macro_error(&m.mac)),
+            other => Err(Error::new(
+                other.span(),
+                "only `const` items can be declared inside kernel code (no fn, struct, use, static, ...)",
+            )),
+        }
+    }
+
+    fn local(&mut self, l: &syn::Local) -> Result<Stmt> {
+        let span = l.span();
+        let (pat, annot) = match &l.pat {
+            syn::Pat::Type(pt) => {
+                let prim = prim_of_type(&pt.ty).ok_or_else(|| {
+                    Error::new(
+                        pt.ty.span(),
+                        "local variables hold scalars (bool, integers, f32, f64): references, arrays, String and Vec are not supported",
+                    )
+                })?;
+                (&*pt.pat, Some(prim))
+            }
+            other => (other, None),
+        };
+        let init = match &l.init {
+            Some(init) => {
+                if let Some((_, d)) = &init.diverge {
+                    return Err(Error::new(d.span(), "`let ... else` is not supported in kernel code"));
+                }
+                if let Some(shared) = self.shared_array_call(&init.expr)? {
+                    return self.shared_let(pat, annot, shared, span);
+                }
+                Some(self.expr(&init.expr)?)
+            }
+            None => None,
+        };
+        if let Some(e) = &init {
+            if let ExprKind::Var(v) = e.kind {
+                if matches!(self.tys.get(self.vars[v].ty), Ty::Slice { .. } | Ty::View { .. }) {
+                    return Err(Error::new(
+                        e.span,
+                        "arrays cannot be copied into local variables: index the parameter directly",
+                    ));
+                }
+            }
+        }
+        let pat = match pat {
+            syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                let t = match annot {
+                    Some(p) => self.tys.prim(p),
+                    None => self.tys.any(),
+                };
+                LetPat::One(self.declare(&pi.ident, t, pi.mutability.is_some()))
+            }
+            syn::Pat::Ident(pi) => {
+                return Err(Error::new(
+                    pi.span(),
+                    "`ref` bindings are not supported: kernel code has no references",
+                ))
+            }
+            syn::Pat::Wild(w) => {
+                let id = syn::Ident::new("_unused", w.span());
+                let t = self.tys.any();
+                LetPat::One(self.declare(&id, t, false))
+            }
+            syn::Pat::Tuple(t) => {
+                let mut vs = Vec::new();
+                for e in &t.elems {
+                    match e {
+                        syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                            let ty = self.tys.any();
+                            vs.push((pi.ident.clone(), ty, pi.mutability.is_some()));
+                        }
+                        other => {
+                            return Err(Error::new(
+                                other.span(),
+                                "tuple patterns hold plain names: `let (x, y) = grid2();`",
+                            ))
+                        }
+                    }
+                }
+                LetPat::Tuple(
+                    vs.into_iter()
+                        .map(|(id, ty, m)| self.declare(&id, ty, m))
+                        .collect(),
+                )
+            }
+            other => {
+                return Err(Error::new(
+                    other.span(),
+                    "unsupported pattern: `let` binds a name (`let x = ..`, `let mut x: f32 = ..`) or the axes of grid2()/grid3()",
+                ))
+            }
+        };
+        Ok(Stmt::Let { pat, init, span })
+    }
+
+    /// `shared_array::<T, N>()`, if `e` is that call: (element, length, span).
+    fn shared_array_call(&mut self, e: &syn::Expr) -> Result<Option<(Prim, u64, Span)>> {
+        let syn::Expr::Call(c) = e else {
+            return Ok(None);
+        };
+        let syn::Expr::Path(p) = &*c.func else {
+            return Ok(None);
+        };
+        let Some(seg) = p.path.segments.last() else {
+            return Ok(None);
+        };
+        if seg.ident != "shared_array" || p.path.segments.len() != 1 {
+            return Ok(None);
+        }
+        if self.mode != Mode::Kernel {
+            return Err(Error::new(e.span(), "shared arrays exist only in #[kernel] functions"));
+        }
+        let usage = || {
+            Error::new(
+                seg.span(),
+                "write `shared_array::<T, N>()` with an element type and a length that is an integer literal or a `const` declared in the kernel",
+            )
+        };
+        if !c.args.is_empty() {
+            return Err(Error::new(c.args.span(), "`shared_array::<T, N>()` takes no arguments"));
+        }
+        let syn::PathArguments::AngleBracketed(args) = &seg.arguments else {
+            return Err(usage());
+        };
+        if args.args.len() != 2 {
+            return Err(usage());
+        }
+        let elem = match &args.args[0] {
+            syn::GenericArgument::Type(t) => match prim_of_type(t) {
+                Some(p) if p.is_element() => p,
+                _ => {
+                    return Err(Error::new(
+                        t.span(),
+                        format!("shared array elements must be one of {ELEMENT_TYPES}"),
+                    ))
+                }
+            },
+            _ => return Err(usage()),
+        };
+        let len = match &args.args[1] {
+            syn::GenericArgument::Const(syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(i),
+                ..
+            })) => i.base10_parse::<u64>()?,
+            syn::GenericArgument::Const(syn::Expr::Block(b)) if b.block.stmts.len() == 1 => {
+                match &b.block.stmts[0] {
+                    syn::Stmt::Expr(syn::Expr::Path(p), None) => self.const_len(&p.path)?,
+                    syn::Stmt::Expr(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }), None) => {
+                        i.base10_parse::<u64>()?
+                    }
+                    _ => return Err(usage()),
+                }
+            }
+            syn::GenericArgument::Type(syn::Type::Path(tp)) => self.const_len(&tp.path)?,
+            _ => return Err(usage()),
+        };
+        if len == 0 {
+            return Err(Error::new(args.span(), "a shared array needs at least one element"));
+        }
+        Ok(Some((elem, len, e.span())))
+    }
+
+    fn const_len(&self, path: &syn::Path) -> Result<u64> {
+        let name = path
+            .get_ident()
+            .map(|i| i.to_string())
+            .ok_or_else(|| Error::new(path.span(), "expected a const name"))?;
+        match self.lookup(&name).and_then(|v| self.consts.get(&v)) {
+            Some(v) => Ok(*v as u64),
+            None => Err(Error::new(
+                path.span(),
+                format!("`{name}` is not a `const` declared in this kernel with an integer literal value (the macro cannot see constants declared outside the kernel)"),
+            )),
+        }
+    }
+
+    fn shared_let(
+        &mut self,
+        pat: &syn::Pat,
+        annot: Option<Prim>,
+        (elem, len, span): (Prim, u64, Span),
+        let_span: Span,
+    ) -> Result<Stmt> {
+        if annot.is_some() {
+            return Err(Error::new(let_span, "write `let tile = shared_array::<T, N>();` without a type annotation"));
+        }
+        let syn::Pat::Ident(pi) = pat else {
+            return Err(Error::new(pat.span(), "bind a shared array to a name: `let tile = shared_array::<f32, 256>();`"));
+        };
+        let bytes = (len as usize).saturating_mul(elem_size(elem));
+        let offset = self.shared_bytes;
+        let end = offset.saturating_add(bytes);
+        if end > MAX_SHARED_BYTES {
+            return Err(Error::new(
+                span,
+                format!("shared arrays of this kernel need {end} bytes; a block can declare at most {MAX_SHARED_BYTES} bytes (48 KiB)"),
+            ));
+        }
+        self.shared_bytes = end.div_ceil(8) * 8;
+        let t = self.tys.known(Ty::Slice {
+            elem,
+            mutable: true,
+        });
+        let var = self.declare(&pi.ident, t, false);
+        let array_id = self.array_count + self.shared.len();
+        self.shared.push(SharedArray {
+            var,
+            elem,
+            len,
+            array_id,
+            offset,
+        });
+        Ok(Stmt::Shared(self.shared.len() - 1))
+    }
+
+    fn stmt_expr(&mut self, e: &syn::Expr) -> Result<Stmt> {
+        match e {
+            syn::Expr::Assign(a) => {
+                let place = self.place(&a.left)?;
+                let value = self.expr(&a.right)?;
+                Ok(Stmt::Assign {
+                    place,
+                    op: None,
+                    value,
+                    span: a.span(),
+                })
+            }
+            syn::Expr::Binary(b) if compound_op(&b.op).is_some() => {
+                let place = self.place(&b.left)?;
+                let value = self.expr(&b.right)?;
+                Ok(Stmt::Assign {
+                    place,
+                    op: compound_op(&b.op),
+                    value,
+                    span: b.span(),
+                })
+            }
+            syn::Expr::While(w) => {
+                no_label(&w.label)?;
+                let cond = self.cond(&w.cond)?;
+                let body = self.loop_body(&w.body)?;
+                Ok(Stmt::While { cond, body })
+            }
+            syn::Expr::Loop(l) => {
+                no_label(&l.label)?;
+                let body = self.loop_body(&l.body)?;
+                Ok(Stmt::Loop { body })
+            }
+            syn::Expr::ForLoop(f) => self.for_loop(f),
+            syn::Expr::Break(b) => {
+                if b.label.is_some() || b.expr.is_some() {
+                    return Err(Error::new(b.span(), "`break` takes no label or value in kernel code"));
+                }
+                if self.loops == 0 {
+                    return Err(Error::new(b.span(), "`break` outside of a loop"));
+                }
+                Ok(Stmt::Break)
+            }
+            syn::Expr::Continue(c) => {
+                if c.label.is_some() {
+                    return Err(Error::new(c.span(), "`continue` takes no label in kernel code"));
+                }
+                if self.loops == 0 {
+                    return Err(Error::new(c.span(), "`continue` outside of a loop"));
+                }
+                Ok(Stmt::Continue)
+            }
+            syn::Expr::Return(r) => {
+                let value = match &r.expr {
+                    Some(e) => Some(self.expr(e)?),
+                    None => None,
+                };
+                Ok(Stmt::Return(value, r.span()))
+            }
+            syn::Expr::Paren(p) => self.stmt_expr(&p.expr),
+            other => Ok(Stmt::Expr(self.expr(other)?)),
+        }
+    }
+
+    fn cond(&mut self, e: &syn::Expr) -> Result<Expr> {
+        if let syn::Expr::Let(l) = e {
+            return Err(Error::new(l.span(), "`if let` / `while let` are not supported: kernel code has no enums or patterns"));
+        }
+        self.expr(e)
+    }
+
+    fn loop_body(&mut self, b: &syn::Block) -> Result<Block> {
+        self.loops += 1;
+        let r = self.block(b);
+        self.loops -= 1;
+        r
+    }
+
+    fn for_loop(&mut self, f: &syn::ExprForLoop) -> Result<Stmt> {
+        no_label(&f.label)?;
+        let usage = "for loops iterate over integer ranges: `for i in a..b`, `a..=b`, `(a..b).step_by(s)`, `(a..b).rev()`";
+        let mut step = None;
+        let mut rev = false;
+        let mut range_expr = &*f.expr;
+        if let syn::Expr::MethodCall(m) = range_expr {
+            match m.method.to_string().as_str() {
+                "step_by" if m.args.len() == 1 => step = Some(&m.args[0]),
+                "rev" if m.args.is_empty() => rev = true,
+                _ => return Err(Error::new(m.method.span(), usage)),
+            }
+            range_expr = &m.receiver;
+        }
+        while let syn::Expr::Paren(p) = range_expr {
+            range_expr = &p.expr;
+        }
+        let syn::Expr::Range(r) = range_expr else {
+            return Err(Error::new(f.expr.span(), usage));
+        };
+        let (Some(start), Some(end)) = (&r.start, &r.end) else {
+            return Err(Error::new(r.span(), "ranges in for loops need a start and an end (`a..b`)"));
+        };
+        let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
+        if rev && inclusive {
+            return Err(Error::new(r.span(), "`(a..=b).rev()` is not supported: write `(a..b + 1).rev()`"));
+        }
+        let start = self.expr(start)?;
+        let end = self.expr(end)?;
+        let step = match step {
+            Some(s) => Some(self.expr(s)?),
+            None => None,
+        };
+        let range = Range {
+            start,
+            end,
+            inclusive,
+            step,
+            rev,
+            span: r.span(),
+        };
+        self.scoped(|p| {
+            let (name, mutable) = match &*f.pat {
+                syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                    (pi.ident.clone(), pi.mutability.is_some())
+                }
+                syn::Pat::Wild(w) => (syn::Ident::new("_i", w.span()), false),
+                other => return Err(Error::new(other.span(), "the loop variable is a plain name: `for i in ..`")),
+            };
+            let t = p.tys.any();
+            let var = p.declare(&name, t, mutable);
+            let body = p.loop_body(&f.body)?;
+            Ok(Stmt::For { var, range, body })
+        })
+    }
+
+    /// The left side of an assignment: a mutable local or an array element.
+    fn place(&mut self, e: &syn::Expr) -> Result<Expr> {
+        match e {
+            syn::Expr::Paren(p) => self.place(&p.expr),
+            syn::Expr::Path(_) => {
+                let x = self.expr(e)?;
+                if let ExprKind::Var(v) = x.kind {
+                    if matches!(self.tys.get(self.vars[v].ty), Ty::Slice { .. } | Ty::View { .. }) {
+                        return Err(Error::new(e.span(), "cannot assign to a whole array: assign its elements (`a[i] = ..`)"));
+                    }
+                    return Ok(x);
+                }
+                Err(Error::new(e.span(), "only local variables and array elements can be assigned"))
+            }
+            syn::Expr::Index(ix) => {
+                let x = self.index(ix)?;
+                if let ExprKind::Index(v, _) = x.kind {
+                    if let Ty::Slice { mutable: false, .. } | Ty::View { mutable: false, .. } =
+                        self.tys.get(self.vars[v].ty)
+                    {
+                        return Err(Error::new(
+                            ix.expr.span(),
+                            format!(
+                                "cannot write to `{}`: it is a read-only parameter; declare it `&mut`",
+                                self.vars[v].name
+                            ),
+                        ));
+                    }
+                }
+                Ok(x)
+            }
+            syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => Err(Error::new(
+                u.span(),
+                "dereferencing is not supported: kernel code has no references",
+            )),
+            syn::Expr::Field(f) => Err(Error::new(f.span(), "fields cannot be assigned in kernel code")),
+            other => Err(Error::new(other.span(), "only local variables and array elements can be assigned")),
+        }
+    }
+
+    fn mk(&mut self, kind: ExprKind, ty: usize, span: Span) -> Expr {
+        Expr { kind, ty, span }
+    }
+
+    fn expr(&mut self, e: &syn::Expr) -> Result<Expr> {
+        let span = e.span();
+        match e {
+            syn::Expr::Lit(l) => self.lit(&l.lit),
+            syn::Expr::Path(p) => self.path_expr(p),
+            syn::Expr::Paren(p) => {
+                let x = self.expr(&p.expr)?;
+                let t = self.tys.any();
+                Ok(self.mk(ExprKind::Paren(Box::new(x)), t, span))
+            }
+            syn::Expr::Group(g) => self.expr(&g.expr),
+            syn::Expr::Unary(u) => {
+                let op = match u.op {
+                    syn::UnOp::Neg(_) => UnOp::Neg,
+                    syn::UnOp::Not(_) => UnOp::Not,
+                    _ => {
+                        return Err(Error::new(
+                            u.op.span(),
+                            "dereferencing is not supported: kernel code has no references",
+                        ))
+                    }
+                };
+                let x = self.expr(&u.expr)?;
+                let t = self.tys.any();
+                Ok(self.mk(ExprKind::Unary(op, Box::new(x)), t, span))
+            }
+            syn::Expr::Binary(b) => {
+                let Some(op) = bin_op(&b.op) else {
+                    return Err(Error::new(
+                        b.op.span(),
+                        "assignments are statements in kernel code: write `x += y;` on its own",
+                    ));
+                };
+                let l = self.expr(&b.left)?;
+                let r = self.expr(&b.right)?;
+                let t = self.tys.any();
+                Ok(self.mk(ExprKind::Binary(op, Box::new(l), Box::new(r)), t, span))
+            }
+            syn::Expr::Cast(c) => {
+                let x = self.expr(&c.expr)?;
+                let p = prim_of_type(&c.ty).ok_or_else(|| {
+                    Error::new(c.ty.span(), "`as` converts to a primitive type (bool, integers, f32, f64)")
+                })?;
+                let t = self.tys.prim(p);
+                Ok(self.mk(ExprKind::Cast(Box::new(x), p), t, span))
+            }
+            syn::Expr::Index(ix) => self.index(ix),
+            syn::Expr::MethodCall(m) => self.method(m),
+            syn::Expr::Call(c) => self.call(c),
+            syn::Expr::Field(f) => {
+                let axis = match &f.member {
+                    syn::Member::Named(id) if id == "x" => Axis::X,
+                    syn::Member::Named(id) if id == "y" => Axis::Y,
+                    syn::Member::Named(id) if id == "z" => Axis::Z,
+                    _ => {
+                        return Err(Error::new(
+                            f.member.span(),
+                            "only `.x`, `.y` and `.z` of thread_idx(), block_idx(), block_dim() and grid_dim() are supported; destructure grid2() with `let (x, y) = grid2();`",
+                        ))
+                    }
+                };
+                let x = self.expr(&f.base)?;
+                let t = self.tys.prim(Prim::U32);
+                Ok(self.mk(ExprKind::Field(Box::new(x), axis), t, span))
+            }
+            syn::Expr::If(i) => self.if_expr(i),
+            syn::Expr::Block(b) => {
+                if b.label.is_some() {
+                    return Err(Error::new(span, "labeled blocks are not supported"));
+                }
+                let blk = self.block(&b.block)?;
+                let t = self.tys.any();
+                Ok(self.mk(ExprKind::Block(blk), t, span))
+            }
+            syn::Expr::Unsafe(u) => Err(Error::new(u.unsafe_token.span, "`unsafe` blocks are not needed or supported in kernel code")),
+            syn::Expr::Closure(_) => Err(Error::new(span, "closures are not supported in kernel code: write a #[device] function")),
+            syn::Expr::Macro(m) => Err(macro_error(&m.mac)),
+            syn::Expr::Reference(_) => Err(Error::new(
+                span,
+                "references cannot be taken in kernel code (only `atomic_*(&mut a[i], ..)` takes `&mut a[i]`)",
+            )),
+            syn::Expr::Struct(_) => Err(Error::new(span, "struct literals are not supported in kernel code: use scalars and array parameters")),
+            syn::Expr::Tuple(_) => Err(Error::new(span, "tuples are not supported in kernel code (except `let (x, y) = grid2();`)")),
+            syn::Expr::Array(_) | syn::Expr::Repeat(_) => Err(Error::new(
+                span,
+                "array literals are not supported in kernel code: use `shared_array::<T, N>()` for per-block scratch memory",
+            )),
+            syn::Expr::Match(_) => Err(Error::new(span, "`match` is not supported in kernel code: use `if` / `else if` / `else`")),
+            syn::Expr::Range(_) => Err(Error::new(span, "ranges are only supported as the iterator of a `for` loop")),
+            syn::Expr::Let(_) => Err(Error::new(span, "`if let` / `while let` are not supported: kernel code has no enums or patterns")),
+            syn::Expr::Try(_) => Err(Error::new(span, "the `?` operator is not supported in kernel code")),
+            syn::Expr::Await(_) | syn::Expr::Async(_) => Err(Error::new(span, "async is not supported in kernel code")),
+            syn::Expr::While(_) | syn::Expr::ForLoop(_) | syn::Expr::Loop(_) => Err(Error::new(
+                span,
+                "loops are statements in kernel code; they cannot produce values",
+            )),
+            syn::Expr::Assign(_) => Err(Error::new(span, "assignments are statements in kernel code: write `x = y;` on its own")),
+            syn::Expr::Break(_) | syn::Expr::Continue(_) | syn::Expr::Return(_) => Err(Error::new(
+                span,
+                "`break`, `continue` and `return` are statements in kernel code: end them with `;`",
+            )),
+            _ => Err(Error::new(span, "this expression is not supported in kernel code")),
+        }
+    }
+
+    fn lit(&mut self, l: &syn::Lit) -> Result<Expr> {
+        let span = l.span();
+        match l {
+            syn::Lit::Int(i) => {
+                let suffix = i.suffix();
+                if let Some(p) = Prim::from_rust(suffix).filter(|p| p.is_float()) {
+                    let t = self.tys.prim(p);
+                    let text = format!("{}.0", i.base10_digits());
+                    return Ok(self.mk(ExprKind::Lit(Lit::Float(text)), t, span));
+                }
+                let v: u128 = i.base10_parse()?;
+                let t = match suffix {
+                    "" => self.tys.int(),
+                    s => match Prim::from_rust(s) {
+                        Some(p) if p.is_int() => self.tys.prim(p),
+                        _ => return Err(Error::new(span, format!("unsupported literal suffix `{s}`"))),
+                    },
+                };
+                Ok(self.mk(ExprKind::Lit(Lit::Int(v)), t, span))
+            }
+            syn::Lit::Float(f) => {
+                let t = match f.suffix() {
+                    "" => self.tys.float(),
+                    "f32" => self.tys.prim(Prim::F32),
+                    "f64" => self.tys.prim(Prim::F64),
+                    s => return Err(Error::new(span, format!("unsupported literal suffix `{s}`"))),
+                };
+                Ok(self.mk(ExprKind::Lit(Lit::Float(f.base10_digits().to_string())), t, span))
+            }
+            syn::Lit::Bool(b) => {
+                let t = self.tys.prim(Prim::Bool);
+                Ok(self.mk(ExprKind::Lit(Lit::Bool(b.value)), t, span))
+            }
+            syn::Lit::Str(_) | syn::Lit::ByteStr(_) | syn::Lit::CStr(_) => Err(Error::new(
+                span,
+                "strings are not supported in kernel code (no String, &str or heap on the GPU)",
+            )),
+            _ => Err(Error::new(span, "only integer, float and bool literals are supported in kernel code")),
+        }
+    }
+
+    fn path_expr(&mut self, p: &syn::ExprPath) -> Result<Expr> {
+        let span = p.span();
+        if p.qself.is_some() {
+            return Err(Error::new(span, "qualified paths are not supported in kernel code"));
+        }
+        if let Some(id) = p.path.get_ident() {
+            let name = id.to_string();
+            return match self.lookup(name.trim_start_matches("r#")) {
+                Some(v) => {
+                    let t = self.vars[v].ty;
+                    Ok(self.mk(ExprKind::Var(v), t, span))
+                }
+                None => Err(Error::new(
+                    span,
+                    format!("cannot find `{name}` in this kernel: kernel code uses its parameters, its own `let` and `const` bindings, and constants like `f32::MAX` or `std::f32::consts::PI` (the macro cannot see items declared outside the function)"),
+                )),
+            };
+        }
+        let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+        let (prim, name) = match segs.as_slice() {
+            ["std" | "core", t, "consts", c] | [t, "consts", c] => (Prim::from_rust(t), *c),
+            [t, c] | ["std" | "core", t, c] => (Prim::from_rust(t), *c),
+            _ => (None, ""),
+        };
+        let is_consts = segs.contains(&"consts");
+        if let Some(prim) = prim {
+            if named_const_ok(prim, name, is_consts) {
+                let t = self.tys.prim(prim);
+                return Ok(self.mk(
+                    ExprKind::Const(NamedConst {
+                        prim,
+                        name: if is_consts { format!("consts::{name}") } else { name.to_string() },
+                    }),
+                    t,
+                    span,
+                ));
+            }
+        }
+        Err(Error::new(
+            span,
+            "unsupported path: kernel code knows `MIN`, `MAX` of integer types, `MIN`, `MAX`, `EPSILON`, `INFINITY`, `NEG_INFINITY`, `NAN` of f32/f64, and `std::f32::consts::*` / `std::f64::consts::*`",
+        ))
+    }
+
+    fn index(&mut self, ix: &syn::ExprIndex) -> Result<Expr> {
+        let span = ix.span();
+        let base = match &*ix.expr {
+            syn::Expr::Path(p) => p
+                .path
+                .get_ident()
+                .and_then(|id| self.lookup(&id.to_string())),
+            _ => None,
+        };
+        let Some(v) = base else {
+            return Err(Error::new(
+                ix.expr.span(),
+                "only array parameters and shared arrays (by name) can be indexed",
+            ));
+        };
+        let ndim = match self.tys.get(self.vars[v].ty) {
+            Ty::Slice { .. } => 1,
+            Ty::View { ndim, .. } => ndim,
+            _ => {
+                return Err(Error::new(
+                    ix.expr.span(),
+                    format!("`{}` is not an array: only array parameters and shared arrays can be indexed", self.vars[v].name),
+                ))
+            }
+        };
+        if let syn::Expr::Range(_) = &*ix.index {
+            return Err(Error::new(ix.index.span(), "slicing (`a[i..j]`) is not supported: index elements one at a time"));
+        }
+        let idx: Vec<Expr> = match (&*ix.index, ndim) {
+            (syn::Expr::Array(a), n) if n > 1 => {
+                if a.elems.len() != n {
+                    return Err(Error::new(
+                        ix.index.span(),
+                        format!("`{}` has {n} axes: index it with {n} indices (`[[{}]]`)", self.vars[v].name, ["i", "j", "k"][..n].join(", ")),
+                    ));
+                }
+                a.elems.iter().map(|e| self.expr(e)).collect::<Result<_>>()?
+            }
+            (_, 1) => vec![self.expr(&ix.index)?],
+            (_, n) => {
+                return Err(Error::new(
+                    ix.index.span(),
+                    format!("`{}` has {n} axes: index it as `{}[[{}]]`", self.vars[v].name, self.vars[v].name, ["i", "j", "k"][..n].join(", ")),
+                ))
+            }
+        };
+        let t = self.tys.any();
+        Ok(self.mk(ExprKind::Index(v, idx), t, span))
+    }
+
+    fn method(&mut self, m: &syn::ExprMethodCall) -> Result<Expr> {
+        let span = m.span();
+        let name = m.method.to_string();
+        if m.turbofish.is_some() {
+            return Err(Error::new(m.turbofish.span(), "method type arguments are not supported in kernel code"));
+        }
+        // Array methods.
+        if name == "len" || name == "shape" {
+            let arr = match &*m.receiver {
+                syn::Expr::Path(p) => p.path.get_ident().and_then(|id| self.lookup(&id.to_string())),
+                _ => None,
+            };
+            if let Some(v) = arr {
+                let vty = self.tys.get(self.vars[v].ty);
+                let t = self.tys.prim(Prim::Usize);
+                match (name.as_str(), vty) {
+                    ("len", Ty::Slice { .. } | Ty::View { .. }) if m.args.is_empty() => {
+                        return Ok(self.mk(ExprKind::Len(v), t, span))
+                    }
+                    ("shape", Ty::View { ndim, .. }) if m.args.len() == 1 => {
+                        let d = match &m.args[0] {
+                            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<usize>()?,
+                            other => {
+                                return Err(Error::new(other.span(), "the axis of `shape(d)` must be an integer literal"))
+                            }
+                        };
+                        if d >= ndim {
+                            return Err(Error::new(
+                                m.args.span(),
+                                format!("`{}` has {ndim} axes (0..{ndim}); there is no axis {d}", self.vars[v].name),
+                            ));
+                        }
+                        return Ok(self.mk(ExprKind::Shape(v, d), t, span));
+                    }
+                    ("shape", Ty::Slice { .. }) => {
+                        return Err(Error::new(m.method.span(), "slices have `len()`; `shape(d)` is for views"))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if matches!(name.as_str(), "iter" | "iter_mut" | "into_iter" | "enumerate" | "zip" | "map" | "sum" | "collect" | "fold") {
+            return Err(Error::new(
+                m.method.span(),
+                format!("`.{name}()` is not supported: kernel code uses index loops (`for i in 0..a.len()`)"),
+            ));
+        }
+        let Some(meth) = methods::lookup(&name) else {
+            return Err(Error::new(
+                m.method.span(),
+                format!("unsupported method `{name}`: kernel code supports `len()`, `shape(d)` and the math methods {}", methods::names()),
+            ));
+        };
+        let recv = self.expr(&m.receiver)?;
+        let args: Vec<Expr> = m.args.iter().map(|a| self.expr(a)).collect::<Result<_>>()?;
+        self.method_expr(meth, recv, args, span, m.method.span())
+    }
+
+    fn method_expr(&mut self, meth: methods::Method, recv: Expr, args: Vec<Expr>, span: Span, name_span: Span) -> Result<Expr> {
+        if args.len() != meth.args.len() {
+            return Err(Error::new(
+                name_span,
+                format!("`{}` takes {} argument(s)", meth.name, meth.args.len()),
+            ));
+        }
+        let t = self.tys.any();
+        Ok(self.mk(ExprKind::Method(meth, Box::new(recv), args), t, span))
+    }
+
+    fn call(&mut self, c: &syn::ExprCall) -> Result<Expr> {
+        let span = c.span();
+        let syn::Expr::Path(p) = &*c.func else {
+            return Err(Error::new(c.func.span(), "only named functions can be called in kernel code"));
+        };
+        if p.qself.is_some() {
+            return Err(Error::new(span, "qualified paths are not supported in kernel code"));
+        }
+        let segs = &p.path.segments;
+        let last = segs.last().expect("path has a segment");
+        let name = last.ident.to_string();
+        // `f32::sqrt(x)`: a method called as a function.
+        if segs.len() == 2 {
+            if let Some(prim) = Prim::from_rust(&segs[0].ident.to_string()) {
+                let Some(meth) = methods::lookup(&name) else {
+                    return Err(Error::new(
+                        last.span(),
+                        format!("unsupported function `{prim}::{name}`: kernel code supports the math methods {}", methods::names()),
+                    ));
+                };
+                let mut args = c.args.iter();
+                let Some(first) = args.next() else {
+                    return Err(Error::new(span, format!("`{prim}::{name}` needs a receiver argument")));
+                };
+                let recv = self.expr(first)?;
+                let pt = self.tys.prim(prim);
+                self.tys.unify(recv.ty, pt, recv.span)?;
+                let rest: Vec<Expr> = args.map(|a| self.expr(a)).collect::<Result<_>>()?;
+                return self.method_expr(meth, recv, rest, span, last.span());
+            }
+        }
+        if segs.len() == 1 && last.arguments.is_none() {
+            if let Some(e) = self.intrinsic(&name, c)? {
+                return Ok(e);
+            }
+        }
+        if name == "shared_array" {
+            return Err(Error::new(span, "`shared_array::<T, N>()` must be bound with `let`: `let tile = shared_array::<f32, 256>();`"));
+        }
+        let type_like = segs
+            .iter()
+            .any(|s| s.ident.to_string().chars().next().is_some_and(|ch| ch.is_uppercase()))
+            || !last.arguments.is_none();
+        if type_like {
+            return Err(Error::new(
+                span,
+                format!("`{}` is not supported in kernel code: there is no heap, String, Vec or Box on the GPU; kernels call #[device] functions, math methods and intrinsics", path_string(&p.path)),
+            ));
+        }
+        if self.mode == Mode::Vectorize {
+            return Err(Error::new(
+                span,
+                "a #[vectorize] function cannot call other functions: write the computation inline, or use a #[kernel] with #[device] helpers",
+            ));
+        }
+        if self.lookup(&name).is_some() && segs.len() == 1 {
+            return Err(Error::new(span, format!("`{name}` is a variable, not a function")));
+        }
+        let cuda = format!("gk_dev_{name}");
+        let idx = match self.callees.iter().position(|k| k.path == p.path) {
+            Some(i) => i,
+            None => {
+                self.callees.push(Callee {
+                    path: p.path.clone(),
+                    cuda,
+                });
+                self.callees.len() - 1
+            }
+        };
+        let args: Vec<Expr> = c.args.iter().map(|a| self.expr(a)).collect::<Result<_>>()?;
+        let t = self.tys.any();
+        Ok(self.mk(ExprKind::Call(idx, args), t, span))
+    }
+
+    fn intrinsic(&mut self, name: &str, c: &syn::ExprCall) -> Result<Option<Expr>> {
+        let span = c.span();
+        let known = [
+            "grid", "grid2", "grid3", "gridsize", "gridsize2", "gridsize3", "thread_idx",
+            "block_idx", "block_dim", "grid_dim", "sync_threads", "atomic_add", "atomic_sub",
+            "atomic_max", "atomic_min", "atomic_exch", "atomic_cas",
+        ];
+        if !known.contains(&name) {
+            return Ok(None);
+        }
+        if self.mode != Mode::Kernel {
+            return Err(Error::new(
+                span,
+                format!("`{name}()` is only available in #[kernel] functions: pass what a helper needs as arguments"),
+            ));
+        }
+        let nargs = |n: usize| -> Result<()> {
+            if c.args.len() == n {
+                Ok(())
+            } else {
+                Err(Error::new(span, format!("`{name}` takes {n} argument(s)")))
+            }
+        };
+        let intr = match name {
+            "grid" | "gridsize" => {
+                nargs(1)?;
+                match &c.args[0] {
+                    syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) if i.base10_digits() == "1" => {}
+                    other => {
+                        return Err(Error::new(
+                            other.span(),
+                            format!("`{name}(1)` gives the 1-D position; use `{name}2()` or `{name}3()` for 2-D or 3-D grids"),
+                        ))
+                    }
+                }
+                if name == "grid" {
+                    Intrinsic::Grid(1)
+                } else {
+                    Intrinsic::GridSize(1)
+                }
+            }
+            "grid2" | "grid3" | "gridsize2" | "gridsize3" => {
+                nargs(0)?;
+                let n = if name.ends_with('2') { 2 } else { 3 };
+                if name.starts_with("gridsize") {
+                    Intrinsic::GridSize(n)
+                } else {
+                    Intrinsic::Grid(n)
+                }
+            }
+            "thread_idx" => {
+                nargs(0)?;
+                Intrinsic::ThreadIdx
+            }
+            "block_idx" => {
+                nargs(0)?;
+                Intrinsic::BlockIdx
+            }
+            "block_dim" => {
+                nargs(0)?;
+                Intrinsic::BlockDim
+            }
+            "grid_dim" => {
+                nargs(0)?;
+                Intrinsic::GridDim
+            }
+            "sync_threads" => {
+                nargs(0)?;
+                self.uses_barrier = true;
+                Intrinsic::SyncThreads
+            }
+            _ => return self.atomic(name, c).map(Some),
+        };
+        let t = match intr {
+            Intrinsic::Grid(1) | Intrinsic::GridSize(1) => self.tys.prim(Prim::Usize),
+            Intrinsic::Grid(n) | Intrinsic::GridSize(n) => self.tys.known(Ty::Tuple(n)),
+            Intrinsic::SyncThreads => self.tys.known(Ty::Unit),
+            _ => self.tys.known(Ty::Dim3),
+        };
+        Ok(Some(self.mk(ExprKind::Intrinsic(intr), t, span)))
+    }
+
+    fn atomic(&mut self, name: &str, c: &syn::ExprCall) -> Result<Expr> {
+        let span = c.span();
+        let op = match name {
+            "atomic_add" => AtomicOp::Add,
+            "atomic_sub" => AtomicOp::Sub,
+            "atomic_max" => AtomicOp::Max,
+            "atomic_min" => AtomicOp::Min,
+            "atomic_exch" => AtomicOp::Exch,
+            _ => AtomicOp::Cas,
+        };
+        let want = if op == AtomicOp::Cas { 3 } else { 2 };
+        let usage = if op == AtomicOp::Cas {
+            "write `atomic_cas(&mut a[i], expected, new)`"
+        } else {
+            "write `atomic_...(&mut a[i], value)`"
+        };
+        if c.args.len() != want {
+            return Err(Error::new(span, format!("`{name}` takes {want} arguments: {usage}")));
+        }
+        let place = match &c.args[0] {
+            syn::Expr::Reference(r) if r.mutability.is_some() => match &*r.expr {
+                syn::Expr::Index(_) => self.place(&r.expr)?,
+                other => return Err(Error::new(other.span(), format!("atomics work on array elements: {usage}"))),
+            },
+            other => return Err(Error::new(other.span(), format!("the first argument is a mutable array element: {usage}"))),
+        };
+        let args: Vec<Expr> = c.args.iter().skip(1).map(|a| self.expr(a)).collect::<Result<_>>()?;
+        let t = self.tys.any();
+        Ok(self.mk(ExprKind::Atomic(op, Box::new(place), args), t, span))
+    }
+
+    fn if_expr(&mut self, i: &syn::ExprIf) -> Result<Expr> {
+        let span = i.span();
+        let cond = self.cond(&i.cond)?;
+        let then = self.block(&i.then_branch)?;
+        let els = match &i.else_branch {
+            Some((_, e)) => Some(Box::new(self.expr(e)?)),
+            None => None,
+        };
+        let t = self.tys.any();
+        Ok(self.mk(ExprKind::If(Box::new(cond), then, els), t, span))
+    }
+}
+
+fn elem_size(p: Prim) -> usize {
+    (p.bits() / 8) as usize
+}
+
+fn named_const_ok(prim: Prim, name: &str, consts: bool) -> bool {
+    if consts {
+        return prim.is_float()
+            && matches!(
+                name,
+                "PI" | "TAU" | "E" | "SQRT_2" | "LN_2" | "LN_10" | "LOG2_E" | "LOG10_E"
+                    | "FRAC_PI_2" | "FRAC_PI_3" | "FRAC_PI_4" | "FRAC_PI_6" | "FRAC_PI_8"
+                    | "FRAC_1_PI" | "FRAC_2_PI" | "FRAC_2_SQRT_PI" | "FRAC_1_SQRT_2"
+                    | "LOG2_10" | "LOG10_2"
+            );
+    }
+    if prim.is_float() {
+        matches!(name, "MIN" | "MAX" | "EPSILON" | "INFINITY" | "NEG_INFINITY" | "NAN" | "MIN_POSITIVE")
+    } else {
+        prim.is_int() && matches!(name, "MIN" | "MAX")
+    }
+}
+
+fn is_statement_expr(e: &syn::Expr) -> bool {
+    matches!(
+        e,
+        syn::Expr::While(_)
+            | syn::Expr::ForLoop(_)
+            | syn::Expr::Loop(_)
+            | syn::Expr::Assign(_)
+            | syn::Expr::Break(_)
+            | syn::Expr::Continue(_)
+            | syn::Expr::Return(_)
+    ) || matches!(e, syn::Expr::Binary(b) if compound_op(&b.op).is_some())
+}
+
+fn no_label(l: &Option<syn::Label>) -> Result<()> {
+    match l {
+        Some(l) => Err(Error::new(l.span(), "loop labels are not supported in kernel code")),
+        None => Ok(()),
+    }
+}
+
+fn macro_error(m: &syn::Macro) -> Error {
+    Error::new(
+        m.span(),
+        format!(
+            "macros (`{}!`) are not supported in kernel code: it is translated to CUDA C++ and macros cannot be translated",
+            path_string(&m.path)
+        ),
+    )
+}
+
+fn path_string(p: &syn::Path) -> String {
+    p.segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect::<Vec<_>>()
+        .join("::")
+}
+
+fn bin_op(op: &syn::BinOp) -> Option<BinOp> {
+    use syn::BinOp as B;
+    Some(match op {
+        B::Add(_) => BinOp::Add,
+        B::Sub(_) => BinOp::Sub,
+        B::Mul(_) => BinOp::Mul,
+        B::Div(_) => BinOp::Div,
+        B::Rem(_) => BinOp::Rem,
+        B::BitAnd(_) => BinOp::BitAnd,
+        B::BitOr(_) => BinOp::BitOr,
+        B::BitXor(_) => BinOp::BitXor,
+        B::Shl(_) => BinOp::Shl,
+        B::Shr(_) => BinOp::Shr,
+        B::Eq(_) => BinOp::Eq,
+        B::Ne(_) => BinOp::Ne,
+        B::Lt(_) => BinOp::Lt,
+        B::Le(_) => BinOp::Le,
+        B::Gt(_) => BinOp::Gt,
+        B::Ge(_) => BinOp::Ge,
+        B::And(_) => BinOp::And,
+        B::Or(_) => BinOp::Or,
+        _ => return None,
+    })
+}
+
+fn compound_op(op: &syn::BinOp) -> Option<BinOp> {
+    use syn::BinOp as B;
+    Some(match op {
+        B::AddAssign(_) => BinOp::Add,
+        B::SubAssign(_) => BinOp::Sub,
+        B::MulAssign(_) => BinOp::Mul,
+        B::DivAssign(_) => BinOp::Div,
+        B::RemAssign(_) => BinOp::Rem,
+        B::BitAndAssign(_) => BinOp::BitAnd,
+        B::BitOrAssign(_) => BinOp::BitOr,
+        B::BitXorAssign(_) => BinOp::BitXor,
+        B::ShlAssign(_) => BinOp::Shl,
+        B::ShrAssign(_) => BinOp::Shr,
+        _ => return None,
+    })
+}
