@@ -54,18 +54,26 @@ fn open_first(names: &[String]) -> Option<&'static Library> {
     None
 }
 
-/// `libnvrtc.so, libnvrtc.so.13, ...` (the names most people recognise, first few only).
+/// `libnvrtc.so, libnvrtc.so.13, ...`: the Linux names people recognise first, then a count.
 fn short_list(names: &[String]) -> String {
+    let plain = |n: &&String| n.ends_with(".so") && !n.contains("64");
+    let versioned = |n: &&String| n.contains(".so.");
     let mut shown: Vec<&str> = names
         .iter()
-        .filter(|n| n.ends_with(".so") || n.contains(".so."))
+        .filter(plain)
+        .chain(names.iter().filter(versioned))
         .map(String::as_str)
         .take(4)
         .collect();
     if shown.is_empty() {
         shown = names.iter().map(String::as_str).take(4).collect();
     }
-    shown.join(", ")
+    let rest = names.len().saturating_sub(shown.len());
+    if rest > 0 {
+        format!("{} and {rest} other names", shown.join(", "))
+    } else {
+        shown.join(", ")
+    }
 }
 
 type CuInit = unsafe extern "C" fn(c_uint) -> c_int;
