@@ -4,7 +4,7 @@
 //! generate), `args` (what a launch accepts), `launch` (argument checks and dispatch), `cpu`
 //! (the CPU executor), `cuda` (the CUDA launch path), `bounds` (out-of-bounds reports of CUDA
 //! kernels), `module` (raw CUDA C), `vectorize` (`#[vectorize]`), `profile` (per-kernel times),
-//! `sync` (waiting for every device), `source` (PTX and source of a kernel), `views` (the
+//! `source` (PTX and source of a kernel), `views` (the
 //! `View2`/`View3` parameter types) and `macros` (`launch!`).
 
 mod args;
@@ -18,7 +18,6 @@ mod macros;
 mod module;
 pub mod profile;
 mod source;
-mod sync;
 mod vectorize;
 mod views;
 
@@ -27,7 +26,6 @@ pub mod exports {
     pub use super::config::{Dim3, IntoDim3, IntoLaunchConfig, LaunchConfig};
     pub use super::module::{CudaKernel, Module};
     pub use super::profile::{self, ProfileRecord};
-    pub use super::sync::synchronize;
     pub use super::views::{View2, View3};
     pub use crate::launch;
 }
