@@ -132,3 +132,26 @@ impl<T: Element> Drop for Array<T> {
         memory::track_free(self.storage.device(), self.tracked);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arrays_can_cross_threads() {
+        fn check<A: Send + Sync>() {}
+        check::<Array<f32>>();
+        check::<Array<bool>>();
+    }
+
+    #[test]
+    fn from_storage_checks_the_buffer() {
+        let e = Array::from_storage(vec![2, 3], Storage::Cpu(vec![0.0f64; 5])).unwrap_err();
+        assert!(matches!(e, Error::Shape(_)), "{e}");
+        let huge = checked_size(&[usize::MAX, 2]).unwrap_err();
+        assert!(matches!(huge, Error::Shape(_)));
+        let a = Array::from_storage(vec![2, 3], Storage::Cpu(vec![1u8; 6])).unwrap();
+        let (shape, storage) = a.into_parts();
+        assert_eq!((shape, storage.capacity()), (vec![2, 3], 6));
+    }
+}

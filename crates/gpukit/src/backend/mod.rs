@@ -1,5 +1,6 @@
-//! The two backends: the host CPU and CUDA GPUs (through cudarc), and the allocation tracker.
+//! The two backends, the host CPU and CUDA GPUs (through cudarc), and the tracker of gpukit's
+//! own allocations ([`memory::memory_stats`]).
 
-pub mod cpu;
-pub mod cuda;
+pub(crate) mod cpu;
+pub(crate) mod cuda;
 pub mod memory;
