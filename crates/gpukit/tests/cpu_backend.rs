@@ -739,3 +739,36 @@ fn handwritten_cuda_source_compiles_with_nvrtc() {
         Err(e) => panic!("{e}"),
     }
 }
+
+/// A barrier kernel whose thread 5 panics while the others wait at the barrier.
+const PANICS_AT_BARRIER: KernelInfo = KernelInfo {
+    name: "panics_at_barrier",
+    uses_barrier: true,
+    cpu: panics_at_barrier_cpu,
+    ..PANICS
+};
+
+fn panics_at_barrier_cpu(__b: &BlockCtx, _: &CpuArgs) {
+    __b.run_cooperative(|__t| {
+        __t.sync_threads();
+        if __t.thread_idx().x == 5 {
+            panic!("boom");
+        }
+        __t.sync_threads();
+    });
+}
+
+#[test]
+fn a_panic_among_suspended_coroutines_is_an_error_and_later_launches_work() {
+    let dev = cpu();
+    let e = gpukit::__private::launch(&PANICS_AT_BARRIER, (2, 64), vec![]).unwrap_err();
+    assert!(
+        e.to_string().contains("boom") && e.to_string().contains("thread (5, 0, 0)"),
+        "{e}"
+    );
+    // The worker threads' coroutine stacks are still usable.
+    let input = Array::<f32>::ones_on(4096, &dev).unwrap();
+    let mut partial = Array::<f32>::zeros_on(16, &dev).unwrap();
+    launch!(block_sum[16, 256](&input, &mut partial)).unwrap();
+    assert_eq!(partial.to_vec().unwrap(), [256.0; 16]);
+}

@@ -628,6 +628,48 @@ fn host_overhead_per_launch_is_measured() {
             total.as_secs_f64() * 1e6 / iters as f64
         );
     }
+    raw_cudarc_overhead();
+}
+
+/// The same unchecked kernel launched with cudarc directly (its builder, event tracking off),
+/// as the reference for the numbers above.
+fn raw_cudarc_overhead() {
+    use cudarc::driver::{CudaContext, LaunchConfig as RawConfig, PushKernelArg};
+    set_default_device(Device::cuda(0).unwrap());
+    let ptx = gpukit::__private::ptx(&AXPY_UNCHECKED).unwrap();
+    let ctx = CudaContext::new(0).unwrap();
+    // SAFETY: only this function's stream uses the buffers below.
+    unsafe { ctx.disable_event_tracking() };
+    let stream = ctx.new_stream().unwrap();
+    let module = ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx)).unwrap();
+    let f = module.load_function("axpy_unchecked").unwrap();
+    let x = stream.alloc_zeros::<f32>(256).unwrap();
+    let mut y = stream.alloc_zeros::<f32>(256).unwrap();
+    let (a, n) = (1.0f32, 256u64);
+    let cfg = RawConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut go = || {
+        let mut b = stream.launch_builder(&f);
+        b.arg(&a).arg(&x).arg(&n).arg(&mut y).arg(&n);
+        // SAFETY: the arguments match axpy_unchecked's signature.
+        unsafe { b.launch(cfg) }.unwrap();
+    };
+    go();
+    stream.synchronize().unwrap();
+    let iters = 20_000;
+    let t0 = Instant::now();
+    for _ in 0..iters {
+        go();
+    }
+    let host = t0.elapsed();
+    stream.synchronize().unwrap();
+    println!(
+        "launch overhead (raw cudarc): {:.2} us host time per launch",
+        host.as_secs_f64() * 1e6 / iters as f64
+    );
 }
 
 /// GPU time of a bandwidth-bound kernel with and without bounds checks (reported).
