@@ -6,15 +6,21 @@
 use gpukit::{Array, DType, Device, Element, Error, Scalar};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use std::sync::{Mutex, MutexGuard};
 
-/// The GPU, or `None` after printing why the test is skipped.
-fn gpu() -> Option<Device> {
+/// The GPU tests of this file run one at a time (they share the device's stream, and the
+/// bandwidth test must not time the others' work).
+static GPU_LOCK: Mutex<()> = Mutex::new(());
+
+/// The GPU and the lock held for the test, or `None` after printing why the test is skipped.
+fn gpu() -> Option<(Device, MutexGuard<'static, ()>)> {
     if gpukit::cuda_device_count() == 0 {
         let why = gpukit::cuda_unavailable_reason().unwrap_or_default();
         println!("skipped: no CUDA GPU ({why})");
         return None;
     }
-    Some(Device::cuda(0).expect("cuda:0 exists"))
+    let guard = GPU_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    Some((Device::cuda(0).expect("cuda:0 exists"), guard))
 }
 
 const SHAPES: &[&[usize]] = &[
@@ -122,7 +128,7 @@ fn pair<T: Gen>(rng: &mut StdRng, shape: &[usize], dev: &Device) -> (Array<T>, A
 
 #[test]
 fn gpu_transfers_round_trip() {
-    let Some(dev) = gpu() else { return };
+    let Some((dev, _lock)) = gpu() else { return };
     fn check<T: Gen>(rng: &mut StdRng, dev: &Device) {
         for shape in SHAPES {
             let n: usize = shape.iter().product();
@@ -165,7 +171,7 @@ fn gpu_transfers_round_trip() {
 
 #[test]
 fn gpu_constructors_match_cpu() {
-    let Some(dev) = gpu() else { return };
+    let Some((dev, _lock)) = gpu() else { return };
     let cpu = Device::Cpu;
     for shape in SHAPES {
         assert_same(
@@ -347,7 +353,7 @@ macro_rules! elementwise_for {
 
 #[test]
 fn gpu_elementwise_matches_cpu() {
-    let Some(dev) = gpu() else { return };
+    let Some((dev, _lock)) = gpu() else { return };
     let mut rng = StdRng::seed_from_u64(2);
     elementwise_for!(&mut rng, &dev, f32);
     elementwise_for!(&mut rng, &dev, f64);
@@ -373,7 +379,7 @@ fn gpu_elementwise_matches_cpu() {
 
 #[test]
 fn gpu_math_matches_cpu() {
-    let Some(dev) = gpu() else { return };
+    let Some((dev, _lock)) = gpu() else { return };
     let mut rng = StdRng::seed_from_u64(3);
     macro_rules! math_for {
         ($t:ty, $tol:expr) => {
@@ -432,7 +438,7 @@ fn gpu_math_matches_cpu() {
 
 #[test]
 fn gpu_reductions_match_cpu() {
-    let Some(dev) = gpu() else { return };
+    let Some((dev, _lock)) = gpu() else { return };
     let mut rng = StdRng::seed_from_u64(4);
     macro_rules! exact_for {
         ($t:ty) => {
@@ -494,7 +500,7 @@ fn gpu_reductions_match_cpu() {
 
 #[test]
 fn gpu_astype_matches_cpu() {
-    let Some(dev) = gpu() else { return };
+    let Some((dev, _lock)) = gpu() else { return };
     let specials = [
         0.0f64,
         -0.0,
@@ -557,7 +563,7 @@ fn gpu_astype_matches_cpu() {
 
 #[test]
 fn gpu_out_of_memory_is_an_error_and_recoverable() {
-    let Some(dev) = gpu() else { return };
+    let Some((dev, _lock)) = gpu() else { return };
     let total = match dev.properties().unwrap() {
         gpukit::DeviceProperties::Cuda(p) => p.total_memory,
         other => panic!("expected CUDA properties, got {other:?}"),
@@ -587,7 +593,7 @@ fn gpu_out_of_memory_is_an_error_and_recoverable() {
 
 #[test]
 fn gpu_work_is_asynchronous_until_synchronize() {
-    let Some(dev) = gpu() else { return };
+    let Some((dev, _lock)) = gpu() else { return };
     let mut a = Array::<f32>::zeros_on(1 << 24, &dev).unwrap();
     let b = Array::<f32>::ones_on(1 << 24, &dev).unwrap();
     for _ in 0..100 {
@@ -602,7 +608,7 @@ fn gpu_work_is_asynchronous_until_synchronize() {
 
 #[test]
 fn gpu_display_and_properties() {
-    let Some(dev) = gpu() else { return };
+    let Some((dev, _lock)) = gpu() else { return };
     let a = Array::arange_on(0.0f64, 3.0, &dev).unwrap();
     assert_eq!(
         a.to_string(),
@@ -639,7 +645,7 @@ fn gpu_display_and_properties() {
 
 #[test]
 fn gpu_elementwise_bandwidth_is_near_copy_bandwidth() {
-    let Some(dev) = gpu() else { return };
+    let Some((dev, _lock)) = gpu() else { return };
     let n = 1usize << 26;
     let a = Array::<f32>::ones_on(n, &dev).unwrap();
     let b = Array::<f32>::ones_on(n, &dev).unwrap();
