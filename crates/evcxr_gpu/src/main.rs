@@ -1,1 +1,13 @@
-fn main() {}
+//! The `evcxr_gpu` binary: a Jupyter kernel (and, re-executed by evcxr, its user-code process and
+//! rustc wrapper).
+
+fn main() {
+    // When evcxr starts this binary as the process that runs user code (or wraps rustc), this
+    // call never returns.
+    evcxr::runtime_hook();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Err(e) = evcxr_gpu::cli::run(&args) {
+        eprintln!("evcxr_gpu: {e:#}");
+        std::process::exit(1);
+    }
+}

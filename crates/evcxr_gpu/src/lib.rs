@@ -1,0 +1,19 @@
+//! # evcxr_gpu
+//!
+//! A Jupyter kernel for Rust built on the `evcxr` library, with GPU magics backed by gpukit.
+//!
+//! * [`protocol`]: Jupyter messaging over ZeroMQ (sockets, HMAC, request handlers).
+//! * [`session`]: the evcxr `CommandContext`, start-up, build progress, errors.
+//! * [`cell`] and [`magics`]: how a cell becomes Rust (one module per magic).
+//! * [`rewrite`]: appending code after a cell without losing its displayed value.
+//! * [`install`]: the kernelspec.
+//! * [`cli`]: the command line of the binary.
+
+pub mod cell;
+pub mod cli;
+pub mod install;
+pub mod magics;
+pub mod protocol;
+pub mod publisher;
+pub mod rewrite;
+pub mod session;

@@ -1,0 +1,243 @@
+//! The kernel's magics: `%name args` line magics, `%%name args` cell magics and `!cmd`.
+//!
+//! Each magic lives in its own module with its argument parser and its lowering. Magics that
+//! touch the user's state (variables, the GPU) are lowered to Rust that evcxr evaluates in the
+//! user's process, so the same gpukit calls run with or without the magic; the others (`%lsmagic`,
+//! `!cmd`) are carried out by the kernel itself.
+
+pub mod cuda;
+pub mod device;
+pub mod gpu;
+pub mod lsmagic;
+pub mod memory;
+pub mod profile;
+pub mod ptx;
+pub mod shell;
+pub mod source;
+pub mod time;
+pub mod timeit;
+
+use std::fmt;
+
+/// One unit of work a cell turns into.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// Rust (and evcxr `:` commands) for evcxr, with lines aligned to the cell's lines.
+    Rust(String),
+    /// Text the kernel writes to the cell's stdout itself.
+    Print(String),
+    /// A shell command the kernel runs, streaming its output into the cell.
+    Shell(String),
+}
+
+/// What lowering needs to know about the session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Context {
+    /// Whether gpukit was loaded into the session (magics that call it need it).
+    pub gpukit: bool,
+}
+
+/// A magic that cannot be run as written: unknown name, bad arguments, or a missing library.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MagicError(pub String);
+
+impl fmt::Display for MagicError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for MagicError {}
+
+/// Line magics with a one-line description, in the order `%lsmagic` lists them.
+pub const LINE_MAGICS: &[(&str, &str)] = &[
+    (
+        "gpu",
+        "device table from NVML: name, driver, memory, utilisation, temperature, power, processes",
+    ),
+    (
+        "memory",
+        "GPU memory used/free (NVML) and gpukit's live allocations",
+    ),
+    (
+        "device",
+        "show the default device, or set it: %device cpu | %device cuda:N",
+    ),
+    (
+        "time",
+        "%time EXPR: wall time of one statement, device synchronised",
+    ),
+    (
+        "timeit",
+        "%timeit [-n N] [-r R] EXPR: mean ± std of repeated runs, device synchronised",
+    ),
+    ("ptx", "%ptx NAME: the PTX a kernel compiled to"),
+    ("source", "%source NAME: the CUDA C++ source of a kernel"),
+    ("lsmagic", "list the magics"),
+];
+
+/// Cell magics with a one-line description.
+pub const CELL_MAGICS: &[(&str, &str)] = &[
+    (
+        "cuda",
+        "CUDA C++ cell compiled with NVRTC; each extern \"C\" __global__ becomes a kernel variable",
+    ),
+    ("time", "wall time of the cell, device synchronised"),
+    (
+        "timeit",
+        "%%timeit [-n N] [-r R]: IPython-style timing of the cell, device synchronised every loop",
+    ),
+    (
+        "profile",
+        "table of every kernel launched in the cell: calls and GPU time (CUDA events)",
+    ),
+];
+
+/// The known magics in one line each, for error messages.
+pub fn known_magics() -> String {
+    let line: Vec<String> = LINE_MAGICS.iter().map(|(n, _)| format!("%{n}")).collect();
+    let cell: Vec<String> = CELL_MAGICS.iter().map(|(n, _)| format!("%%{n}")).collect();
+    format!(
+        "line magics: {}; cell magics: {}; shell escape: !cmd",
+        line.join(" "),
+        cell.join(" ")
+    )
+}
+
+/// Lowers the line magic `%name args`.
+pub fn lower_line(name: &str, args: &str, ctx: Context) -> Result<Step, MagicError> {
+    match name {
+        "gpu" => gpu::lower(args, ctx),
+        "memory" => memory::lower(args, ctx),
+        "device" => device::lower(args, ctx),
+        "time" => time::lower_line(args, ctx),
+        "timeit" => timeit::lower_line(args, ctx),
+        "ptx" => ptx::lower(args, ctx),
+        "source" => source::lower(args, ctx),
+        "lsmagic" => lsmagic::lower(args),
+        _ if CELL_MAGICS.iter().any(|(n, _)| *n == name) => Err(MagicError(format!(
+            "%{name} is a cell magic: write %%{name} on the first line of the cell"
+        ))),
+        _ => Err(unknown(&format!("%{name}"))),
+    }
+}
+
+/// Lowers the cell magic `%%name args` whose body is `body` (the lines after the magic line).
+pub fn lower_cell(name: &str, args: &str, body: &str, ctx: Context) -> Result<Step, MagicError> {
+    match name {
+        "cuda" => cuda::lower(args, body, ctx),
+        "time" => time::lower_cell(args, body, ctx),
+        "timeit" => timeit::lower_cell(args, body, ctx),
+        "profile" => profile::lower(args, body, ctx),
+        _ => Err(unknown(&format!("%%{name}"))),
+    }
+}
+
+fn unknown(what: &str) -> MagicError {
+    MagicError(format!(
+        "unknown magic {what}. Known magics: {}",
+        known_magics()
+    ))
+}
+
+/// The error for magics that call gpukit in a session that did not load it.
+pub(crate) fn require_gpukit(magic: &str, ctx: Context) -> Result<(), MagicError> {
+    if ctx.gpukit {
+        Ok(())
+    } else {
+        Err(MagicError(format!(
+            "{magic} needs gpukit, which this session did not load (see EVCXR_GPU_GPUKIT and EVCXR_GPU_PRELUDE)"
+        )))
+    }
+}
+
+/// The error for magics that take no arguments.
+pub(crate) fn no_args(magic: &str, args: &str) -> Result<(), MagicError> {
+    if args.trim().is_empty() {
+        Ok(())
+    } else {
+        Err(MagicError(format!(
+            "{magic} takes no arguments (got `{}`)",
+            args.trim()
+        )))
+    }
+}
+
+/// Parses one Rust identifier argument (a kernel variable name).
+pub(crate) fn ident_arg(magic: &str, args: &str) -> Result<String, MagicError> {
+    let a = args.trim();
+    let ok = !a.is_empty()
+        && !a.starts_with(|c: char| c.is_ascii_digit())
+        && a.chars().all(|c| c.is_alphanumeric() || c == '_');
+    if ok {
+        Ok(a.to_string())
+    } else if a.is_empty() {
+        Err(MagicError(format!(
+            "{magic} needs a kernel name: {magic} NAME"
+        )))
+    } else {
+        Err(MagicError(format!(
+            "{magic} needs one kernel name (a Rust identifier), got `{a}`"
+        )))
+    }
+}
+
+/// Wraps `text` as a Rust raw string literal whose delimiter does not occur in it.
+pub(crate) fn raw_string(text: &str) -> String {
+    let mut hashes = 1;
+    while text.contains(&format!("\"{}", "#".repeat(hashes))) {
+        hashes += 1;
+    }
+    let h = "#".repeat(hashes);
+    format!("r{h}\"{text}\"{h}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GK: Context = Context { gpukit: true };
+
+    #[test]
+    fn unknown_magic_lists_known_ones() {
+        let e = lower_line("nope", "", GK).unwrap_err();
+        assert!(e.0.contains("unknown magic %nope"));
+        assert!(e.0.contains("%gpu") && e.0.contains("%%cuda") && e.0.contains("!cmd"));
+        let e = lower_cell("nope", "", "", GK).unwrap_err();
+        assert!(e.0.contains("unknown magic %%nope"));
+    }
+
+    #[test]
+    fn cell_magic_used_as_line_magic_explains() {
+        let e = lower_line("cuda", "", GK).unwrap_err();
+        assert!(e.0.contains("%%cuda"));
+    }
+
+    #[test]
+    fn identifiers() {
+        assert_eq!(ident_arg("%ptx", " saxpy ").unwrap(), "saxpy");
+        assert!(ident_arg("%ptx", "")
+            .unwrap_err()
+            .0
+            .contains("needs a kernel name"));
+        assert!(ident_arg("%ptx", "a b").is_err());
+        assert!(ident_arg("%ptx", "1a").is_err());
+        assert!(ident_arg("%ptx", "a;b").is_err());
+    }
+
+    #[test]
+    fn raw_strings_survive_quotes_and_hashes() {
+        assert_eq!(raw_string("a"), "r#\"a\"#");
+        assert_eq!(raw_string("x\"#y"), "r##\"x\"#y\"##");
+    }
+
+    #[test]
+    fn gpukit_required() {
+        let no = Context { gpukit: false };
+        assert!(lower_line("gpu", "", no)
+            .unwrap_err()
+            .0
+            .contains("needs gpukit"));
+        assert!(lower_line("lsmagic", "", no).is_ok());
+    }
+}

@@ -1,0 +1,25 @@
+//! `%source NAME`: the CUDA C++ a kernel compiles from (generated for `#[kernel]`, as written
+//! for `%%cuda`).
+
+use super::{ident_arg, require_gpukit, Context, MagicError, Step};
+
+/// Lowers `%source NAME` to printing `NAME.source()`.
+pub fn lower(args: &str, ctx: Context) -> Result<Step, MagicError> {
+    let name = ident_arg("%source", args)?;
+    require_gpukit("%source", ctx)?;
+    Ok(Step::Rust(format!("println!(\"{{}}\", {name}.source());")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lowers_to_source_call() {
+        assert_eq!(
+            lower(" foo", Context { gpukit: true }).unwrap(),
+            Step::Rust("println!(\"{}\", foo.source());".into())
+        );
+        assert!(lower("a.b", Context { gpukit: true }).is_err());
+    }
+}

@@ -1,0 +1,451 @@
+//! Jupyter messaging: the five ZeroMQ sockets and the request handlers.
+//!
+//! Sockets and message signing come from `jupyter-zmq-client` (the maintained successor of
+//! `runtimelib`), message types from `jupyter-protocol`. Every incoming message's HMAC is verified
+//! by `jupyter-zmq-client` when it is read; a message that fails is logged and dropped. Sockets
+//! bind to the IP and ports of the connection file only.
+
+pub mod is_complete;
+pub mod kernel_info;
+
+use crate::publisher::Publisher;
+use crate::session::{CompletionResult, ExecuteOutcome, InputFn, Interrupter, Job, Session};
+use is_complete::Completeness;
+use jupyter_protocol::{
+    CommInfoReply, CompleteReply, ConnectionInfo, DisplayData, ErrorOutput, ExecuteInput,
+    ExecuteReply, ExecuteResult, ExecutionCount, HistoryReply, InputRequest, InspectReply,
+    InterruptReply, IsCompleteReply, IsCompleteReplyStatus, JupyterMessage, JupyterMessageContent,
+    ReplyError, ReplyStatus, ShutdownReply, Status,
+};
+use jupyter_zmq_client::RuntimeError;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+
+/// Byte offset of the `chars`-th character (Jupyter cursors count Unicode code points).
+pub fn char_to_byte(code: &str, chars: usize) -> usize {
+    code.char_indices()
+        .nth(chars)
+        .map(|(i, _)| i)
+        .unwrap_or(code.len())
+}
+
+/// Number of characters before byte offset `byte`.
+pub fn byte_to_char(code: &str, byte: usize) -> usize {
+    let mut b = byte.min(code.len());
+    while !code.is_char_boundary(b) {
+        b -= 1;
+    }
+    code[..b].chars().count()
+}
+
+/// Reads the connection file Jupyter passes to the kernel.
+pub fn read_connection_file(path: &std::path::Path) -> anyhow::Result<ConnectionInfo> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("cannot read connection file {}: {e}", path.display()))?;
+    let info: ConnectionInfo = serde_json::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("bad connection file {}: {e}", path.display()))?;
+    if !info.key.is_empty() && info.signature_scheme != "hmac-sha256" {
+        anyhow::bail!(
+            "unsupported signature scheme `{}` (only hmac-sha256)",
+            info.signature_scheme
+        );
+    }
+    Ok(info)
+}
+
+/// Logs a failed read; returns true if the socket itself failed (so the caller backs off).
+fn log_read_error(publisher: &Publisher, channel: &str, e: &RuntimeError) -> bool {
+    match e {
+        RuntimeError::VerifyError(_) | RuntimeError::DecodeError(_) | RuntimeError::MissingHmac => {
+            publisher.log(&format!(
+                "evcxr_gpu: dropped a {channel} message with an invalid signature (HMAC)"
+            ));
+            false
+        }
+        RuntimeError::ZmqError(_) | RuntimeError::IoError(_) => {
+            publisher.log(&format!("evcxr_gpu: {channel} socket error: {e}"));
+            true
+        }
+        other => {
+            publisher.log(&format!(
+                "evcxr_gpu: dropped a bad {channel} message: {other}"
+            ));
+            false
+        }
+    }
+}
+
+type InputAsk = (
+    JupyterMessage,
+    String,
+    bool,
+    std::sync::mpsc::Sender<String>,
+);
+
+/// Serves the kernel until a shutdown request arrives (which exits the process).
+pub async fn serve(
+    info: ConnectionInfo,
+    session: Session,
+    publisher: Arc<Publisher>,
+    mut iopub_rx: mpsc::UnboundedReceiver<JupyterMessage>,
+) -> anyhow::Result<()> {
+    let session_id = uuid::Uuid::new_v4().to_string();
+    let mut iopub = jupyter_zmq_client::create_kernel_iopub_connection(&info, &session_id).await?;
+    let mut shell = jupyter_zmq_client::create_kernel_shell_connection(&info, &session_id).await?;
+    let mut control =
+        jupyter_zmq_client::create_kernel_control_connection(&info, &session_id).await?;
+    let mut stdin = jupyter_zmq_client::create_kernel_stdin_connection(&info, &session_id).await?;
+    let mut heartbeat = jupyter_zmq_client::create_kernel_heartbeat_connection(&info).await?;
+
+    let log = publisher.clone();
+    tokio::spawn(async move {
+        while let Some(msg) = iopub_rx.recv().await {
+            if let Err(e) = iopub.send(msg).await {
+                log.log(&format!("evcxr_gpu: iopub send failed: {e}"));
+            }
+        }
+    });
+    tokio::spawn(async move { while heartbeat.single_heartbeat().await.is_ok() {} });
+
+    // stdin: the session thread asks for input through this channel.
+    let (ask_tx, mut ask_rx) = mpsc::unbounded_channel::<InputAsk>();
+    let log = publisher.clone();
+    tokio::spawn(async move {
+        while let Some((parent, prompt, password, answer)) = ask_rx.recv().await {
+            let req = InputRequest { prompt, password }.as_child_of(&parent);
+            if stdin.send(req).await.is_err() {
+                let _ = answer.send(String::new());
+                continue;
+            }
+            let value = loop {
+                match stdin.read().await {
+                    Ok(m) => {
+                        if let JupyterMessageContent::InputReply(r) = m.content {
+                            break r.value;
+                        }
+                    }
+                    Err(e) => {
+                        if log_read_error(&log, "stdin", &e) {
+                            break String::new();
+                        }
+                    }
+                }
+            };
+            let _ = answer.send(value);
+        }
+    });
+
+    let interrupter = session.interrupter();
+    let intr = interrupter.clone();
+    tokio::spawn(async move {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            intr.interrupt();
+        }
+    });
+
+    let rustc = kernel_info::rustc_version();
+    let ctl_pub = publisher.clone();
+    let ctl_rustc = rustc.clone();
+    let ctl_intr = interrupter.clone();
+    tokio::spawn(async move {
+        loop {
+            let msg = match control.read().await {
+                Ok(m) => m,
+                Err(e) => {
+                    if log_read_error(&ctl_pub, "control", &e) {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                    continue;
+                }
+            };
+            ctl_pub.send_to(&msg, Status::busy());
+            let reply: Option<JupyterMessage> = match &msg.content {
+                JupyterMessageContent::InterruptRequest(_) => {
+                    ctl_intr.interrupt();
+                    Some(InterruptReply::new().as_child_of(&msg))
+                }
+                JupyterMessageContent::KernelInfoRequest(_) => {
+                    Some(kernel_info::reply(&ctl_rustc).as_child_of(&msg))
+                }
+                JupyterMessageContent::ShutdownRequest(req) => {
+                    let restart = req.restart;
+                    let _ = control
+                        .send(
+                            ShutdownReply {
+                                restart,
+                                status: ReplyStatus::Ok,
+                                error: None,
+                            }
+                            .as_child_of(&msg),
+                        )
+                        .await;
+                    shutdown(&ctl_pub, &ctl_intr, &msg).await;
+                }
+                other => {
+                    ctl_pub.log(&format!(
+                        "evcxr_gpu: ignoring control message {}",
+                        other.message_type()
+                    ));
+                    None
+                }
+            };
+            if let Some(r) = reply {
+                let _ = control.send(r).await;
+            }
+            ctl_pub.send_to(&msg, Status::idle());
+        }
+    });
+
+    let mut count: usize = 0;
+    loop {
+        let msg = match shell.read().await {
+            Ok(m) => m,
+            Err(e) => {
+                if log_read_error(&publisher, "shell", &e) {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                continue;
+            }
+        };
+        publisher.send_to(&msg, Status::busy());
+        let reply: Option<JupyterMessage> = match &msg.content {
+            JupyterMessageContent::KernelInfoRequest(_) => {
+                Some(kernel_info::reply(&rustc).as_child_of(&msg))
+            }
+            JupyterMessageContent::ExecuteRequest(req) => {
+                let store = req.store_history && !req.silent;
+                if store {
+                    count += 1;
+                }
+                let n = ExecutionCount::new(count);
+                let reply = execute(
+                    &session,
+                    &publisher,
+                    &ask_tx,
+                    &msg,
+                    req.code.clone(),
+                    req.allow_stdin,
+                    req.silent,
+                    n,
+                )
+                .await;
+                Some(reply)
+            }
+            JupyterMessageContent::CompleteRequest(req) => {
+                let cursor = char_to_byte(&req.code, req.cursor_pos);
+                let (tx, rx) = oneshot::channel();
+                session.submit(Job::Complete {
+                    code: req.code.clone(),
+                    cursor,
+                    reply: tx,
+                });
+                let r: CompletionResult = rx.await.unwrap_or_default();
+                Some(
+                    CompleteReply {
+                        matches: r.matches,
+                        cursor_start: byte_to_char(&req.code, r.start),
+                        cursor_end: byte_to_char(&req.code, r.end),
+                        metadata: Default::default(),
+                        status: ReplyStatus::Ok,
+                        error: None,
+                    }
+                    .as_child_of(&msg),
+                )
+            }
+            JupyterMessageContent::InspectRequest(req) => {
+                let cursor = char_to_byte(&req.code, req.cursor_pos);
+                let (tx, rx) = oneshot::channel();
+                session.submit(Job::Inspect {
+                    code: req.code.clone(),
+                    cursor,
+                    reply: tx,
+                });
+                let found = rx.await.ok().flatten();
+                let mut reply = InspectReply::default();
+                if let Some((plain, html)) = found {
+                    reply.found = true;
+                    reply.data = serde_json::from_value(serde_json::json!({
+                        "text/plain": plain, "text/html": html
+                    }))
+                    .unwrap_or_default();
+                }
+                Some(reply.as_child_of(&msg))
+            }
+            JupyterMessageContent::IsCompleteRequest(req) => {
+                let (status, indent) = match is_complete::check(&req.code) {
+                    Completeness::Complete => (IsCompleteReplyStatus::Complete, ""),
+                    Completeness::Incomplete => (IsCompleteReplyStatus::Incomplete, "    "),
+                    Completeness::Invalid => (IsCompleteReplyStatus::Invalid, ""),
+                };
+                Some(IsCompleteReply::new(status, indent.into()).as_child_of(&msg))
+            }
+            JupyterMessageContent::HistoryRequest(_) => {
+                Some(HistoryReply::new(vec![]).as_child_of(&msg))
+            }
+            JupyterMessageContent::CommInfoRequest(_) => Some(
+                CommInfoReply {
+                    status: ReplyStatus::Ok,
+                    comms: Default::default(),
+                    error: None,
+                }
+                .as_child_of(&msg),
+            ),
+            JupyterMessageContent::ShutdownRequest(req) => {
+                let _ = shell
+                    .send(
+                        ShutdownReply {
+                            restart: req.restart,
+                            status: ReplyStatus::Ok,
+                            error: None,
+                        }
+                        .as_child_of(&msg),
+                    )
+                    .await;
+                shutdown(&publisher, &interrupter, &msg).await;
+            }
+            other => {
+                publisher.log(&format!(
+                    "evcxr_gpu: ignoring shell message {}",
+                    other.message_type()
+                ));
+                None
+            }
+        };
+        if let Some(r) = reply {
+            if let Err(e) = shell.send(r).await {
+                publisher.log(&format!("evcxr_gpu: shell send failed: {e}"));
+            }
+        }
+        publisher.send_to(&msg, Status::idle());
+    }
+}
+
+/// Stops the running cell, lets queued IOPub messages go out, and exits the process.
+async fn shutdown(publisher: &Publisher, interrupter: &Interrupter, msg: &JupyterMessage) -> ! {
+    interrupter.interrupt();
+    publisher.send_to(msg, Status::idle());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    std::process::exit(0)
+}
+
+/// Runs one execute request and returns its reply.
+#[allow(clippy::too_many_arguments)]
+async fn execute(
+    session: &Session,
+    publisher: &Arc<Publisher>,
+    ask: &mpsc::UnboundedSender<InputAsk>,
+    msg: &JupyterMessage,
+    code: String,
+    allow_stdin: bool,
+    silent: bool,
+    n: ExecutionCount,
+) -> JupyterMessage {
+    if !silent {
+        publisher.send_to(
+            msg,
+            ExecuteInput {
+                code: code.clone(),
+                execution_count: n,
+            },
+        );
+    }
+    let input: Option<InputFn> = if allow_stdin {
+        let ask = ask.clone();
+        let parent = msg.clone();
+        Some(Box::new(move |prompt: String, password: bool| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            if ask.send((parent.clone(), prompt, password, tx)).is_err() {
+                return String::new();
+            }
+            rx.recv().unwrap_or_default()
+        }))
+    } else {
+        None
+    };
+    publisher.set_parent(Some(msg.clone()));
+    let (tx, rx) = oneshot::channel();
+    let outcome: ExecuteOutcome = if session.submit(Job::Execute {
+        code,
+        input,
+        reply: tx,
+    }) {
+        rx.await.unwrap_or_default()
+    } else {
+        ExecuteOutcome::default()
+    };
+    let last = outcome.results.len();
+    for (i, data) in outcome.results.into_iter().enumerate() {
+        if silent {
+            break;
+        }
+        if i + 1 == last {
+            publisher.send_to(msg, ExecuteResult::new(n, data));
+        } else {
+            publisher.send_to(msg, DisplayData::new(data));
+        }
+    }
+    publisher.set_parent(None);
+    match outcome.error {
+        None => ExecuteReply {
+            status: ReplyStatus::Ok,
+            execution_count: n,
+            ..Default::default()
+        }
+        .as_child_of(msg),
+        Some(e) => {
+            publisher.send_to(
+                msg,
+                ErrorOutput {
+                    ename: e.ename.clone(),
+                    evalue: e.evalue.clone(),
+                    traceback: e.traceback.clone(),
+                },
+            );
+            ExecuteReply {
+                status: ReplyStatus::Error,
+                execution_count: n,
+                error: Some(Box::new(ReplyError {
+                    ename: e.ename,
+                    evalue: e.evalue,
+                    traceback: e.traceback,
+                })),
+                ..Default::default()
+            }
+            .as_child_of(msg)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursor_conversions() {
+        let s = "é = 1; x";
+        assert_eq!(char_to_byte(s, 1), 2);
+        assert_eq!(char_to_byte(s, 100), s.len());
+        assert_eq!(byte_to_char(s, 2), 1);
+        assert_eq!(byte_to_char(s, 1), 0);
+    }
+
+    #[test]
+    fn connection_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.json");
+        std::fs::write(
+            &p,
+            r#"{"ip":"127.0.0.1","transport":"tcp","shell_port":1,"iopub_port":2,"stdin_port":3,"control_port":4,"hb_port":5,"key":"k","signature_scheme":"hmac-sha256"}"#,
+        )
+        .unwrap();
+        let c = read_connection_file(&p).unwrap();
+        assert_eq!(c.shell_port, 1);
+        std::fs::write(&p, "{}").unwrap();
+        assert!(read_connection_file(&p)
+            .unwrap_err()
+            .to_string()
+            .contains("bad connection file"));
+        assert!(read_connection_file(&dir.path().join("none.json")).is_err());
+    }
+}
