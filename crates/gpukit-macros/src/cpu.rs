@@ -263,7 +263,10 @@ impl<'a> Twin<'a> {
                     unsafe { #store }
                 }))
             }
-            _ => Err(Error::new(place.span, "only local variables and array elements can be assigned")),
+            _ => Err(Error::new(
+                place.span,
+                "only local variables and array elements can be assigned",
+            )),
         }
     }
 
@@ -279,7 +282,10 @@ impl<'a> Twin<'a> {
     }
 
     fn index_arg(&self, arr: VarId, ix: &[Expr]) -> Result<TokenStream> {
-        let parts = ix.iter().map(|i| self.expr(i)).collect::<Result<Vec<_>>>()?;
+        let parts = ix
+            .iter()
+            .map(|i| self.expr(i))
+            .collect::<Result<Vec<_>>>()?;
         Ok(match self.f.tys.get(self.f.vars[arr].ty) {
             Ty::View { .. } => quote!([#(#parts),*]),
             _ => {
@@ -354,7 +360,10 @@ impl<'a> Twin<'a> {
             }
             ExprKind::Method(m, recv, args) => {
                 let r = self.expr(recv)?;
-                let a = args.iter().map(|x| self.expr(x)).collect::<Result<Vec<_>>>()?;
+                let a = args
+                    .iter()
+                    .map(|x| self.expr(x))
+                    .collect::<Result<Vec<_>>>()?;
                 let prim = self.prim(recv.ty);
                 let is_int = prim.is_some_and(Prim::is_int);
                 match m.name {
@@ -375,17 +384,18 @@ impl<'a> Twin<'a> {
             }
             ExprKind::Call(c, args) => {
                 let path = &self.f.callees[*c].path;
-                let a = args.iter().map(|x| self.expr(x)).collect::<Result<Vec<_>>>()?;
+                let a = args
+                    .iter()
+                    .map(|x| self.expr(x))
+                    .collect::<Result<Vec<_>>>()?;
                 quote_spanned!(sp=> #path(#(#a),*))
             }
             ExprKind::Intrinsic(i) => match i {
                 Intrinsic::Grid(1) | Intrinsic::GridSize(1) => axis_expr(*i, 0),
-                Intrinsic::Grid(_) | Intrinsic::GridSize(_) => {
-                    return Err(Error::new(
-                        sp,
-                        "grid2()/grid3()/gridsize2()/gridsize3() are used as `let (x, y) = grid2();`",
-                    ))
-                }
+                Intrinsic::Grid(_) | Intrinsic::GridSize(_) => return Err(Error::new(
+                    sp,
+                    "grid2()/grid3()/gridsize2()/gridsize3() are used as `let (x, y) = grid2();`",
+                )),
                 Intrinsic::ThreadIdx => quote!(__t.thread_idx()),
                 Intrinsic::BlockIdx => quote!(__t.block_idx()),
                 Intrinsic::BlockDim => quote!(__t.block_dim()),
@@ -402,7 +412,10 @@ impl<'a> Twin<'a> {
                     return Err(Error::new(place.span, "atomics work on array elements"));
                 };
                 let ptr = self.element_ptr(*arr, ix)?;
-                let a = args.iter().map(|x| self.expr(x)).collect::<Result<Vec<_>>>()?;
+                let a = args
+                    .iter()
+                    .map(|x| self.expr(x))
+                    .collect::<Result<Vec<_>>>()?;
                 let f = format_ident!("{}", op.name());
                 quote_spanned!(sp=> ({ let __p = #ptr; #rt::#f(__p, #(#a),*) }))
             }
@@ -460,7 +473,13 @@ impl<'a> Twin<'a> {
 }
 
 /// `a op b` with the CUDA side's semantics; `prim` is the operands' type when known.
-fn bin_tokens(op: BinOp, prim: Option<Prim>, a: TokenStream, b: TokenStream, _paren: bool) -> TokenStream {
+fn bin_tokens(
+    op: BinOp,
+    prim: Option<Prim>,
+    a: TokenStream,
+    b: TokenStream,
+    _paren: bool,
+) -> TokenStream {
     let int = prim.filter(|p| p.is_int());
     let Some(t) = int else {
         let sym: TokenStream = op.symbol().parse().expect("operator");
@@ -475,8 +494,12 @@ fn bin_tokens(op: BinOp, prim: Option<Prim>, a: TokenStream, b: TokenStream, _pa
         BinOp::Add => quote!((#a).wrapping_add(#b)),
         BinOp::Sub => quote!((#a).wrapping_sub(#b)),
         BinOp::Mul => quote!((#a).wrapping_mul(#b)),
-        BinOp::Div => quote!({ let (__l, __r): (#ty, #ty) = (#a, #b); if __r == 0 { 0 } else { __l.wrapping_div(__r) } }),
-        BinOp::Rem => quote!({ let (__l, __r): (#ty, #ty) = (#a, #b); if __r == 0 { 0 } else { __l.wrapping_rem(__r) } }),
+        BinOp::Div => {
+            quote!({ let (__l, __r): (#ty, #ty) = (#a, #b); if __r == 0 { 0 } else { __l.wrapping_div(__r) } })
+        }
+        BinOp::Rem => {
+            quote!({ let (__l, __r): (#ty, #ty) = (#a, #b); if __r == 0 { 0 } else { __l.wrapping_rem(__r) } })
+        }
         BinOp::Shl => quote!((#a).wrapping_shl((#b) as u32)),
         BinOp::Shr => quote!((#a).wrapping_shr((#b) as u32)),
         _ => {
@@ -493,6 +516,8 @@ fn axis_expr(i: Intrinsic, axis: usize) -> TokenStream {
         Intrinsic::GridSize(_) => {
             quote!((__t.block_dim().#a as usize * __t.grid_dim().#a as usize))
         }
-        _ => quote!((__t.block_idx().#a as usize * __t.block_dim().#a as usize + __t.thread_idx().#a as usize)),
+        _ => {
+            quote!((__t.block_idx().#a as usize * __t.block_dim().#a as usize + __t.thread_idx().#a as usize))
+        }
     }
 }

@@ -37,7 +37,14 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> Result<TokenStream> {
     let name_str = name.to_string();
     let vis = &item.vis;
     let docs = item.attrs.iter().filter(|a| a.path().is_ident("doc"));
-    let rust_source = source_text(&item, if checked { "#[kernel]" } else { "#[kernel(unchecked)]" });
+    let rust_source = source_text(
+        &item,
+        if checked {
+            "#[kernel]"
+        } else {
+            "#[kernel(unchecked)]"
+        },
+    );
     let device_fns = device_refs(&f);
 
     let mut params = Vec::new();
@@ -49,7 +56,11 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> Result<TokenStream> {
                 array_names.push(pname.clone());
                 (if mutable { "SliceMut" } else { "Slice" }, elem, 1usize)
             }
-            ParamTy::View { elem, ndim, mutable } => {
+            ParamTy::View {
+                elem,
+                ndim,
+                mutable,
+            } => {
                 array_names.push(pname.clone());
                 (if mutable { "ViewMut" } else { "View" }, elem, ndim)
             }
@@ -62,7 +73,12 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> Result<TokenStream> {
     for s in &f.shared {
         array_names.push(f.vars[s.var].name.to_string());
     }
-    let shared_bytes = f.shared.iter().map(|s| s.offset + s.len as usize * (s.elem.bits() as usize / 8)).max().unwrap_or(0);
+    let shared_bytes = f
+        .shared
+        .iter()
+        .map(|s| s.offset + s.len as usize * (s.elem.bits() as usize / 8))
+        .max()
+        .unwrap_or(0);
     let shared_bytes = shared_bytes.div_ceil(8) * 8;
     let uses_barrier = f.uses_barrier;
 
@@ -83,7 +99,11 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> Result<TokenStream> {
             ParamTy::Slice { elem, mutable } | ParamTy::View { elem, mutable, .. } => {
                 let g = format_ident!("A{}", i);
                 let e = prim_ty(elem);
-                let tr = if mutable { quote!(SliceMutArg) } else { quote!(SliceArg) };
+                let tr = if mutable {
+                    quote!(SliceMutArg)
+                } else {
+                    quote!(SliceArg)
+                };
                 bounds.push(quote!(#g: #rt::#tr<'a, #e>));
                 generics.push(g.clone());
                 inputs.push(quote!(#pname: #g));
@@ -251,7 +271,10 @@ fn no_options(attr: &TokenStream, what: &str) -> Result<()> {
     if attr.is_empty() {
         Ok(())
     } else {
-        Err(Error::new(attr.span(), format!("`{what}` takes no options")))
+        Err(Error::new(
+            attr.span(),
+            format!("`{what}` takes no options"),
+        ))
     }
 }
 

@@ -27,8 +27,15 @@ pub enum Ty {
     Dim3,
     /// `(usize, usize)` from `grid2()` and the like.
     Tuple(usize),
-    Slice { elem: Prim, mutable: bool },
-    View { elem: Prim, ndim: usize, mutable: bool },
+    Slice {
+        elem: Prim,
+        mutable: bool,
+    },
+    View {
+        elem: Prim,
+        ndim: usize,
+        mutable: bool,
+    },
     /// A type only the `#[device]` function's signature knows.
     Opaque(Opaque),
 }
@@ -422,9 +429,7 @@ impl Cx<'_> {
                 let name = self.callees[*c].cuda.clone();
                 for (n, a) in args.iter().enumerate() {
                     let at = self.expr(a)?;
-                    let o = self
-                        .tys
-                        .known(Ty::Opaque(Opaque::Param(name.clone(), n)));
+                    let o = self.tys.known(Ty::Opaque(Opaque::Param(name.clone(), n)));
                     self.tys.unify(at, o, a.span)?;
                 }
                 let r = self.tys.known(Ty::Opaque(Opaque::Ret(name)));
@@ -451,7 +456,10 @@ impl Cx<'_> {
                     if !ok {
                         return Err(Error::new(
                             sp,
-                            format!("`{}` works on i32, u32, i64, u64, f32 and f64 elements, not `{p}`", op.name()),
+                            format!(
+                                "`{}` works on i32, u32, i64, u64, f32 and f64 elements, not `{p}`",
+                                op.name()
+                            ),
                         ));
                     }
                 }
@@ -482,7 +490,10 @@ impl Cx<'_> {
 }
 
 fn unreachable_index(span: Span) -> syn::Result<Prim> {
-    Err(Error::new(span, "only array parameters and shared arrays can be indexed"))
+    Err(Error::new(
+        span,
+        "only array parameters and shared arrays can be indexed",
+    ))
 }
 
 /// Checks after inference: what Rust rejects that C++ would accept.
@@ -576,7 +587,9 @@ mod check {
                         if *to == Prim::Bool && from != Prim::Bool {
                             return Err(Error::new(
                                 e.span,
-                                format!("cannot cast `{from}` as `bool`: compare instead (`x != 0`)"),
+                                format!(
+                                    "cannot cast `{from}` as `bool`: compare instead (`x != 0`)"
+                                ),
                             ));
                         }
                         if from == Prim::Bool && to.is_float() {
@@ -590,7 +603,10 @@ mod check {
                     Ty::Opaque(_) => Ok(()),
                     other => Err(Error::new(
                         e.span,
-                        format!("cannot cast `{}` with `as`: only numbers and bool", describe_ty(&other)),
+                        format!(
+                            "cannot cast `{}` with `as`: only numbers and bool",
+                            describe_ty(&other)
+                        ),
                     )),
                 }
             }
@@ -610,7 +626,9 @@ mod check {
                 Ok(())
             }
             ExprKind::Paren(x) | ExprKind::Field(x, _) => expr(f, x),
-            ExprKind::Index(_, ix) | ExprKind::Call(_, ix) => ix.iter().try_for_each(|i| expr(f, i)),
+            ExprKind::Index(_, ix) | ExprKind::Call(_, ix) => {
+                ix.iter().try_for_each(|i| expr(f, i))
+            }
             ExprKind::Atomic(_, p, a) => {
                 expr(f, p)?;
                 a.iter().try_for_each(|i| expr(f, i))

@@ -103,7 +103,10 @@ pub enum Stmt {
         span: Span,
     },
     /// `const N: T = e;` inside a body.
-    Const { var: VarId, value: Expr },
+    Const {
+        var: VarId,
+        value: Expr,
+    },
     /// `let tile = shared_array::<T, N>();` (index into [`Func::shared`]).
     Shared(usize),
     /// An expression evaluated for its effects (`if`, a block, `atomic_add(..)`, `sync_threads()`).
@@ -337,9 +340,7 @@ impl Expr {
     pub fn is_pure(&self) -> bool {
         match &self.kind {
             ExprKind::If(c, then, els) => {
-                c.is_pure()
-                    && block_is_pure(then)
-                    && els.as_ref().is_some_and(|e| e.is_pure())
+                c.is_pure() && block_is_pure(then) && els.as_ref().is_some_and(|e| e.is_pure())
             }
             ExprKind::Block(b) => block_is_pure(b),
             ExprKind::Unary(_, e) | ExprKind::Cast(e, _) | ExprKind::Paren(e) => e.is_pure(),

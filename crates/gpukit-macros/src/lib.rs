@@ -12,6 +12,9 @@ mod names;
 mod parse;
 mod types;
 
+#[cfg(test)]
+mod testing;
+
 use proc_macro::TokenStream;
 
 /// A GPU kernel written in Rust: see the crate documentation for the language.

@@ -106,7 +106,11 @@ pub fn lookup(name: &str) -> Option<Method> {
 
 /// Comma-separated method names for error messages.
 pub fn names() -> String {
-    METHODS.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
+    METHODS
+        .iter()
+        .map(|m| m.name)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Whether `prim` is an acceptable receiver.
@@ -133,10 +137,8 @@ pub fn cuda_function(m: &Method, prim: Prim) -> String {
     if prim.is_float() {
         return match m.name {
             "sqrt" | "cbrt" | "sin" | "cos" | "tan" | "asin" | "acos" | "atan" | "sinh"
-            | "cosh" | "tanh" | "asinh" | "acosh" | "atanh" | "exp" | "exp2" | "log2"
-            | "log10" | "floor" | "ceil" | "round" | "trunc" | "atan2" | "hypot" | "copysign" => {
-                libm(m.name)
-            }
+            | "cosh" | "tanh" | "asinh" | "acosh" | "atanh" | "exp" | "exp2" | "log2" | "log10"
+            | "floor" | "ceil" | "round" | "trunc" | "atan2" | "hypot" | "copysign" => libm(m.name),
             "exp_m1" => libm("expm1"),
             "ln" => libm("log"),
             "ln_1p" => libm("log1p"),

@@ -192,7 +192,10 @@ fn scalar_fn(item: &syn::ItemFn, mode: Mode) -> Result<Func> {
 }
 
 fn ends_in_return(b: &Block) -> bool {
-    matches!(b.stmts.last(), Some(Stmt::Return(..)) | Some(Stmt::Loop { .. }))
+    matches!(
+        b.stmts.last(),
+        Some(Stmt::Return(..)) | Some(Stmt::Loop { .. })
+    )
 }
 
 /// The primitive a type path names (`f32`, `usize`, ...).
@@ -345,12 +348,18 @@ impl Parser {
             return Err(Error::new(v.span(), "variadic functions are not supported"));
         }
         if let Some(abi) = &sig.abi {
-            return Err(Error::new(abi.span(), format!("a {what} cannot declare an ABI")));
+            return Err(Error::new(
+                abi.span(),
+                format!("a {what} cannot declare an ABI"),
+            ));
         }
         Ok(())
     }
 
-    fn param_parts<'a>(&self, input: &'a syn::FnArg) -> Result<(&'a syn::Ident, bool, &'a syn::Type)> {
+    fn param_parts<'a>(
+        &self,
+        input: &'a syn::FnArg,
+    ) -> Result<(&'a syn::Ident, bool, &'a syn::Type)> {
         match input {
             syn::FnArg::Receiver(r) => Err(Error::new(
                 r.span(),
@@ -466,7 +475,10 @@ impl Parser {
         let init = match &l.init {
             Some(init) => {
                 if let Some((_, d)) = &init.diverge {
-                    return Err(Error::new(d.span(), "`let ... else` is not supported in kernel code"));
+                    return Err(Error::new(
+                        d.span(),
+                        "`let ... else` is not supported in kernel code",
+                    ));
                 }
                 if let Some(shared) = self.shared_array_call(&init.expr)? {
                     return self.shared_let(pat, annot, shared, span);
@@ -477,7 +489,10 @@ impl Parser {
         };
         if let Some(e) = &init {
             if let ExprKind::Var(v) = e.kind {
-                if matches!(self.tys.get(self.vars[v].ty), Ty::Slice { .. } | Ty::View { .. }) {
+                if matches!(
+                    self.tys.get(self.vars[v].ty),
+                    Ty::Slice { .. } | Ty::View { .. }
+                ) {
                     return Err(Error::new(
                         e.span,
                         "arrays cannot be copied into local variables: index the parameter directly",
@@ -551,7 +566,10 @@ impl Parser {
             return Ok(None);
         }
         if self.mode != Mode::Kernel {
-            return Err(Error::new(e.span(), "shared arrays exist only in #[kernel] functions"));
+            return Err(Error::new(
+                e.span(),
+                "shared arrays exist only in #[kernel] functions",
+            ));
         }
         let usage = || {
             Error::new(
@@ -560,7 +578,10 @@ impl Parser {
             )
         };
         if !c.args.is_empty() {
-            return Err(Error::new(c.args.span(), "`shared_array::<T, N>()` takes no arguments"));
+            return Err(Error::new(
+                c.args.span(),
+                "`shared_array::<T, N>()` takes no arguments",
+            ));
         }
         let syn::PathArguments::AngleBracketed(args) = &seg.arguments else {
             return Err(usage());
@@ -588,9 +609,13 @@ impl Parser {
             syn::GenericArgument::Const(syn::Expr::Block(b)) if b.block.stmts.len() == 1 => {
                 match &b.block.stmts[0] {
                     syn::Stmt::Expr(syn::Expr::Path(p), None) => self.const_len(&p.path)?,
-                    syn::Stmt::Expr(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }), None) => {
-                        i.base10_parse::<u64>()?
-                    }
+                    syn::Stmt::Expr(
+                        syn::Expr::Lit(syn::ExprLit {
+                            lit: syn::Lit::Int(i),
+                            ..
+                        }),
+                        None,
+                    ) => i.base10_parse::<u64>()?,
                     _ => return Err(usage()),
                 }
             }
@@ -598,7 +623,10 @@ impl Parser {
             _ => return Err(usage()),
         };
         if len == 0 {
-            return Err(Error::new(args.span(), "a shared array needs at least one element"));
+            return Err(Error::new(
+                args.span(),
+                "a shared array needs at least one element",
+            ));
         }
         Ok(Some((elem, len, e.span())))
     }
@@ -625,10 +653,16 @@ impl Parser {
         let_span: Span,
     ) -> Result<Stmt> {
         if annot.is_some() {
-            return Err(Error::new(let_span, "write `let tile = shared_array::<T, N>();` without a type annotation"));
+            return Err(Error::new(
+                let_span,
+                "write `let tile = shared_array::<T, N>();` without a type annotation",
+            ));
         }
         let syn::Pat::Ident(pi) = pat else {
-            return Err(Error::new(pat.span(), "bind a shared array to a name: `let tile = shared_array::<f32, 256>();`"));
+            return Err(Error::new(
+                pat.span(),
+                "bind a shared array to a name: `let tile = shared_array::<f32, 256>();`",
+            ));
         };
         let bytes = (len as usize).saturating_mul(elem_size(elem));
         let offset = self.shared_bytes;
@@ -692,7 +726,10 @@ impl Parser {
             syn::Expr::ForLoop(f) => self.for_loop(f),
             syn::Expr::Break(b) => {
                 if b.label.is_some() || b.expr.is_some() {
-                    return Err(Error::new(b.span(), "`break` takes no label or value in kernel code"));
+                    return Err(Error::new(
+                        b.span(),
+                        "`break` takes no label or value in kernel code",
+                    ));
                 }
                 if self.loops == 0 {
                     return Err(Error::new(b.span(), "`break` outside of a loop"));
@@ -701,7 +738,10 @@ impl Parser {
             }
             syn::Expr::Continue(c) => {
                 if c.label.is_some() {
-                    return Err(Error::new(c.span(), "`continue` takes no label in kernel code"));
+                    return Err(Error::new(
+                        c.span(),
+                        "`continue` takes no label in kernel code",
+                    ));
                 }
                 if self.loops == 0 {
                     return Err(Error::new(c.span(), "`continue` outside of a loop"));
@@ -722,7 +762,10 @@ impl Parser {
 
     fn cond(&mut self, e: &syn::Expr) -> Result<Expr> {
         if let syn::Expr::Let(l) = e {
-            return Err(Error::new(l.span(), "`if let` / `while let` are not supported: kernel code has no enums or patterns"));
+            return Err(Error::new(
+                l.span(),
+                "`if let` / `while let` are not supported: kernel code has no enums or patterns",
+            ));
         }
         self.expr(e)
     }
@@ -755,11 +798,17 @@ impl Parser {
             return Err(Error::new(f.expr.span(), usage));
         };
         let (Some(start), Some(end)) = (&r.start, &r.end) else {
-            return Err(Error::new(r.span(), "ranges in for loops need a start and an end (`a..b`)"));
+            return Err(Error::new(
+                r.span(),
+                "ranges in for loops need a start and an end (`a..b`)",
+            ));
         };
         let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
         if rev && inclusive {
-            return Err(Error::new(r.span(), "`(a..=b).rev()` is not supported: write `(a..b + 1).rev()`"));
+            return Err(Error::new(
+                r.span(),
+                "`(a..=b).rev()` is not supported: write `(a..b + 1).rev()`",
+            ));
         }
         let start = self.expr(start)?;
         let end = self.expr(end)?;
@@ -781,7 +830,12 @@ impl Parser {
                     (pi.ident.clone(), pi.mutability.is_some())
                 }
                 syn::Pat::Wild(w) => (syn::Ident::new("_i", w.span()), false),
-                other => return Err(Error::new(other.span(), "the loop variable is a plain name: `for i in ..`")),
+                other => {
+                    return Err(Error::new(
+                        other.span(),
+                        "the loop variable is a plain name: `for i in ..`",
+                    ))
+                }
             };
             let t = p.tys.any();
             let var = p.declare(&name, t, mutable);
@@ -797,12 +851,21 @@ impl Parser {
             syn::Expr::Path(_) => {
                 let x = self.expr(e)?;
                 if let ExprKind::Var(v) = x.kind {
-                    if matches!(self.tys.get(self.vars[v].ty), Ty::Slice { .. } | Ty::View { .. }) {
-                        return Err(Error::new(e.span(), "cannot assign to a whole array: assign its elements (`a[i] = ..`)"));
+                    if matches!(
+                        self.tys.get(self.vars[v].ty),
+                        Ty::Slice { .. } | Ty::View { .. }
+                    ) {
+                        return Err(Error::new(
+                            e.span(),
+                            "cannot assign to a whole array: assign its elements (`a[i] = ..`)",
+                        ));
                     }
                     return Ok(x);
                 }
-                Err(Error::new(e.span(), "only local variables and array elements can be assigned"))
+                Err(Error::new(
+                    e.span(),
+                    "only local variables and array elements can be assigned",
+                ))
             }
             syn::Expr::Index(ix) => {
                 let x = self.index(ix)?;
@@ -825,8 +888,14 @@ impl Parser {
                 u.span(),
                 "dereferencing is not supported: kernel code has no references",
             )),
-            syn::Expr::Field(f) => Err(Error::new(f.span(), "fields cannot be assigned in kernel code")),
-            other => Err(Error::new(other.span(), "only local variables and array elements can be assigned")),
+            syn::Expr::Field(f) => Err(Error::new(
+                f.span(),
+                "fields cannot be assigned in kernel code",
+            )),
+            other => Err(Error::new(
+                other.span(),
+                "only local variables and array elements can be assigned",
+            )),
         }
     }
 
@@ -954,7 +1023,12 @@ impl Parser {
                     "" => self.tys.int(),
                     s => match Prim::from_rust(s) {
                         Some(p) if p.is_int() => self.tys.prim(p),
-                        _ => return Err(Error::new(span, format!("unsupported literal suffix `{s}`"))),
+                        _ => {
+                            return Err(Error::new(
+                                span,
+                                format!("unsupported literal suffix `{s}`"),
+                            ))
+                        }
                     },
                 };
                 Ok(self.mk(ExprKind::Lit(Lit::Int(v)), t, span))
@@ -964,9 +1038,18 @@ impl Parser {
                     "" => self.tys.float(),
                     "f32" => self.tys.prim(Prim::F32),
                     "f64" => self.tys.prim(Prim::F64),
-                    s => return Err(Error::new(span, format!("unsupported literal suffix `{s}`"))),
+                    s => {
+                        return Err(Error::new(
+                            span,
+                            format!("unsupported literal suffix `{s}`"),
+                        ))
+                    }
                 };
-                Ok(self.mk(ExprKind::Lit(Lit::Float(f.base10_digits().to_string())), t, span))
+                Ok(self.mk(
+                    ExprKind::Lit(Lit::Float(f.base10_digits().to_string())),
+                    t,
+                    span,
+                ))
             }
             syn::Lit::Bool(b) => {
                 let t = self.tys.prim(Prim::Bool);
@@ -976,14 +1059,20 @@ impl Parser {
                 span,
                 "strings are not supported in kernel code (no String, &str or heap on the GPU)",
             )),
-            _ => Err(Error::new(span, "only integer, float and bool literals are supported in kernel code")),
+            _ => Err(Error::new(
+                span,
+                "only integer, float and bool literals are supported in kernel code",
+            )),
         }
     }
 
     fn path_expr(&mut self, p: &syn::ExprPath) -> Result<Expr> {
         let span = p.span();
         if p.qself.is_some() {
-            return Err(Error::new(span, "qualified paths are not supported in kernel code"));
+            return Err(Error::new(
+                span,
+                "qualified paths are not supported in kernel code",
+            ));
         }
         if let Some(id) = p.path.get_ident() {
             let name = id.to_string();
@@ -998,7 +1087,12 @@ impl Parser {
                 )),
             };
         }
-        let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let segs: Vec<String> = p
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
         let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
         let (prim, name) = match segs.as_slice() {
             ["std" | "core", t, "consts", c] | [t, "consts", c] => (Prim::from_rust(t), *c),
@@ -1012,7 +1106,11 @@ impl Parser {
                 return Ok(self.mk(
                     ExprKind::Const(NamedConst {
                         prim,
-                        name: if is_consts { format!("consts::{name}") } else { name.to_string() },
+                        name: if is_consts {
+                            format!("consts::{name}")
+                        } else {
+                            name.to_string()
+                        },
                     }),
                     t,
                     span,
@@ -1043,31 +1141,47 @@ impl Parser {
         let ndim = match self.tys.get(self.vars[v].ty) {
             Ty::Slice { .. } => 1,
             Ty::View { ndim, .. } => ndim,
-            _ => {
-                return Err(Error::new(
-                    ix.expr.span(),
-                    format!("`{}` is not an array: only array parameters and shared arrays can be indexed", self.vars[v].name),
-                ))
-            }
+            _ => return Err(Error::new(
+                ix.expr.span(),
+                format!(
+                    "`{}` is not an array: only array parameters and shared arrays can be indexed",
+                    self.vars[v].name
+                ),
+            )),
         };
         if let syn::Expr::Range(_) = &*ix.index {
-            return Err(Error::new(ix.index.span(), "slicing (`a[i..j]`) is not supported: index elements one at a time"));
+            return Err(Error::new(
+                ix.index.span(),
+                "slicing (`a[i..j]`) is not supported: index elements one at a time",
+            ));
         }
         let idx: Vec<Expr> = match (&*ix.index, ndim) {
             (syn::Expr::Array(a), n) if n > 1 => {
                 if a.elems.len() != n {
                     return Err(Error::new(
                         ix.index.span(),
-                        format!("`{}` has {n} axes: index it with {n} indices (`[[{}]]`)", self.vars[v].name, ["i", "j", "k"][..n].join(", ")),
+                        format!(
+                            "`{}` has {n} axes: index it with {n} indices (`[[{}]]`)",
+                            self.vars[v].name,
+                            ["i", "j", "k"][..n].join(", ")
+                        ),
                     ));
                 }
-                a.elems.iter().map(|e| self.expr(e)).collect::<Result<_>>()?
+                a.elems
+                    .iter()
+                    .map(|e| self.expr(e))
+                    .collect::<Result<_>>()?
             }
             (_, 1) => vec![self.expr(&ix.index)?],
             (_, n) => {
                 return Err(Error::new(
                     ix.index.span(),
-                    format!("`{}` has {n} axes: index it as `{}[[{}]]`", self.vars[v].name, self.vars[v].name, ["i", "j", "k"][..n].join(", ")),
+                    format!(
+                        "`{}` has {n} axes: index it as `{}[[{}]]`",
+                        self.vars[v].name,
+                        self.vars[v].name,
+                        ["i", "j", "k"][..n].join(", ")
+                    ),
                 ))
             }
         };
@@ -1079,12 +1193,18 @@ impl Parser {
         let span = m.span();
         let name = m.method.to_string();
         if m.turbofish.is_some() {
-            return Err(Error::new(m.turbofish.span(), "method type arguments are not supported in kernel code"));
+            return Err(Error::new(
+                m.turbofish.span(),
+                "method type arguments are not supported in kernel code",
+            ));
         }
         // Array methods.
         if name == "len" || name == "shape" {
             let arr = match &*m.receiver {
-                syn::Expr::Path(p) => p.path.get_ident().and_then(|id| self.lookup(&id.to_string())),
+                syn::Expr::Path(p) => p
+                    .path
+                    .get_ident()
+                    .and_then(|id| self.lookup(&id.to_string())),
                 _ => None,
             };
             if let Some(v) = arr {
@@ -1096,27 +1216,50 @@ impl Parser {
                     }
                     ("shape", Ty::View { ndim, .. }) if m.args.len() == 1 => {
                         let d = match &m.args[0] {
-                            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<usize>()?,
+                            syn::Expr::Lit(syn::ExprLit {
+                                lit: syn::Lit::Int(i),
+                                ..
+                            }) => i.base10_parse::<usize>()?,
                             other => {
-                                return Err(Error::new(other.span(), "the axis of `shape(d)` must be an integer literal"))
+                                return Err(Error::new(
+                                    other.span(),
+                                    "the axis of `shape(d)` must be an integer literal",
+                                ))
                             }
                         };
                         if d >= ndim {
                             return Err(Error::new(
                                 m.args.span(),
-                                format!("`{}` has {ndim} axes (0..{ndim}); there is no axis {d}", self.vars[v].name),
+                                format!(
+                                    "`{}` has {ndim} axes (0..{ndim}); there is no axis {d}",
+                                    self.vars[v].name
+                                ),
                             ));
                         }
                         return Ok(self.mk(ExprKind::Shape(v, d), t, span));
                     }
                     ("shape", Ty::Slice { .. }) => {
-                        return Err(Error::new(m.method.span(), "slices have `len()`; `shape(d)` is for views"))
+                        return Err(Error::new(
+                            m.method.span(),
+                            "slices have `len()`; `shape(d)` is for views",
+                        ))
                     }
                     _ => {}
                 }
             }
         }
-        if matches!(name.as_str(), "iter" | "iter_mut" | "into_iter" | "enumerate" | "zip" | "map" | "sum" | "collect" | "fold") {
+        if matches!(
+            name.as_str(),
+            "iter"
+                | "iter_mut"
+                | "into_iter"
+                | "enumerate"
+                | "zip"
+                | "map"
+                | "sum"
+                | "collect"
+                | "fold"
+        ) {
             return Err(Error::new(
                 m.method.span(),
                 format!("`.{name}()` is not supported: kernel code uses index loops (`for i in 0..a.len()`)"),
@@ -1133,7 +1276,14 @@ impl Parser {
         self.method_expr(meth, recv, args, span, m.method.span())
     }
 
-    fn method_expr(&mut self, meth: methods::Method, recv: Expr, args: Vec<Expr>, span: Span, name_span: Span) -> Result<Expr> {
+    fn method_expr(
+        &mut self,
+        meth: methods::Method,
+        recv: Expr,
+        args: Vec<Expr>,
+        span: Span,
+        name_span: Span,
+    ) -> Result<Expr> {
         if args.len() != meth.args.len() {
             return Err(Error::new(
                 name_span,
@@ -1147,10 +1297,16 @@ impl Parser {
     fn call(&mut self, c: &syn::ExprCall) -> Result<Expr> {
         let span = c.span();
         let syn::Expr::Path(p) = &*c.func else {
-            return Err(Error::new(c.func.span(), "only named functions can be called in kernel code"));
+            return Err(Error::new(
+                c.func.span(),
+                "only named functions can be called in kernel code",
+            ));
         };
         if p.qself.is_some() {
-            return Err(Error::new(span, "qualified paths are not supported in kernel code"));
+            return Err(Error::new(
+                span,
+                "qualified paths are not supported in kernel code",
+            ));
         }
         let segs = &p.path.segments;
         let last = segs.last().expect("path has a segment");
@@ -1166,7 +1322,10 @@ impl Parser {
                 };
                 let mut args = c.args.iter();
                 let Some(first) = args.next() else {
-                    return Err(Error::new(span, format!("`{prim}::{name}` needs a receiver argument")));
+                    return Err(Error::new(
+                        span,
+                        format!("`{prim}::{name}` needs a receiver argument"),
+                    ));
                 };
                 let recv = self.expr(first)?;
                 let pt = self.tys.prim(prim);
@@ -1183,10 +1342,13 @@ impl Parser {
         if name == "shared_array" {
             return Err(Error::new(span, "`shared_array::<T, N>()` must be bound with `let`: `let tile = shared_array::<f32, 256>();`"));
         }
-        let type_like = segs
-            .iter()
-            .any(|s| s.ident.to_string().chars().next().is_some_and(|ch| ch.is_uppercase()))
-            || !last.arguments.is_none();
+        let type_like = segs.iter().any(|s| {
+            s.ident
+                .to_string()
+                .chars()
+                .next()
+                .is_some_and(|ch| ch.is_uppercase())
+        }) || !last.arguments.is_none();
         if type_like {
             return Err(Error::new(
                 span,
@@ -1200,7 +1362,10 @@ impl Parser {
             ));
         }
         if self.lookup(&name).is_some() && segs.len() == 1 {
-            return Err(Error::new(span, format!("`{name}` is a variable, not a function")));
+            return Err(Error::new(
+                span,
+                format!("`{name}` is a variable, not a function"),
+            ));
         }
         let cuda = format!("gk_dev_{name}");
         let idx = match self.callees.iter().position(|k| k.path == p.path) {
@@ -1221,9 +1386,23 @@ impl Parser {
     fn intrinsic(&mut self, name: &str, c: &syn::ExprCall) -> Result<Option<Expr>> {
         let span = c.span();
         let known = [
-            "grid", "grid2", "grid3", "gridsize", "gridsize2", "gridsize3", "thread_idx",
-            "block_idx", "block_dim", "grid_dim", "sync_threads", "atomic_add", "atomic_sub",
-            "atomic_max", "atomic_min", "atomic_exch", "atomic_cas",
+            "grid",
+            "grid2",
+            "grid3",
+            "gridsize",
+            "gridsize2",
+            "gridsize3",
+            "thread_idx",
+            "block_idx",
+            "block_dim",
+            "grid_dim",
+            "sync_threads",
+            "atomic_add",
+            "atomic_sub",
+            "atomic_max",
+            "atomic_min",
+            "atomic_exch",
+            "atomic_cas",
         ];
         if !known.contains(&name) {
             return Ok(None);
@@ -1317,16 +1496,34 @@ impl Parser {
             "write `atomic_...(&mut a[i], value)`"
         };
         if c.args.len() != want {
-            return Err(Error::new(span, format!("`{name}` takes {want} arguments: {usage}")));
+            return Err(Error::new(
+                span,
+                format!("`{name}` takes {want} arguments: {usage}"),
+            ));
         }
         let place = match &c.args[0] {
             syn::Expr::Reference(r) if r.mutability.is_some() => match &*r.expr {
                 syn::Expr::Index(_) => self.place(&r.expr)?,
-                other => return Err(Error::new(other.span(), format!("atomics work on array elements: {usage}"))),
+                other => {
+                    return Err(Error::new(
+                        other.span(),
+                        format!("atomics work on array elements: {usage}"),
+                    ))
+                }
             },
-            other => return Err(Error::new(other.span(), format!("the first argument is a mutable array element: {usage}"))),
+            other => {
+                return Err(Error::new(
+                    other.span(),
+                    format!("the first argument is a mutable array element: {usage}"),
+                ))
+            }
         };
-        let args: Vec<Expr> = c.args.iter().skip(1).map(|a| self.expr(a)).collect::<Result<_>>()?;
+        let args: Vec<Expr> = c
+            .args
+            .iter()
+            .skip(1)
+            .map(|a| self.expr(a))
+            .collect::<Result<_>>()?;
         let t = self.tys.any();
         Ok(self.mk(ExprKind::Atomic(op, Box::new(place), args), t, span))
     }
@@ -1353,14 +1550,31 @@ fn named_const_ok(prim: Prim, name: &str, consts: bool) -> bool {
         return prim.is_float()
             && matches!(
                 name,
-                "PI" | "TAU" | "E" | "SQRT_2" | "LN_2" | "LN_10" | "LOG2_E" | "LOG10_E"
-                    | "FRAC_PI_2" | "FRAC_PI_3" | "FRAC_PI_4" | "FRAC_PI_6" | "FRAC_PI_8"
-                    | "FRAC_1_PI" | "FRAC_2_PI" | "FRAC_2_SQRT_PI" | "FRAC_1_SQRT_2"
-                    | "LOG2_10" | "LOG10_2"
+                "PI" | "TAU"
+                    | "E"
+                    | "SQRT_2"
+                    | "LN_2"
+                    | "LN_10"
+                    | "LOG2_E"
+                    | "LOG10_E"
+                    | "FRAC_PI_2"
+                    | "FRAC_PI_3"
+                    | "FRAC_PI_4"
+                    | "FRAC_PI_6"
+                    | "FRAC_PI_8"
+                    | "FRAC_1_PI"
+                    | "FRAC_2_PI"
+                    | "FRAC_2_SQRT_PI"
+                    | "FRAC_1_SQRT_2"
+                    | "LOG2_10"
+                    | "LOG10_2"
             );
     }
     if prim.is_float() {
-        matches!(name, "MIN" | "MAX" | "EPSILON" | "INFINITY" | "NEG_INFINITY" | "NAN" | "MIN_POSITIVE")
+        matches!(
+            name,
+            "MIN" | "MAX" | "EPSILON" | "INFINITY" | "NEG_INFINITY" | "NAN" | "MIN_POSITIVE"
+        )
     } else {
         prim.is_int() && matches!(name, "MIN" | "MAX")
     }
@@ -1381,7 +1595,10 @@ fn is_statement_expr(e: &syn::Expr) -> bool {
 
 fn no_label(l: &Option<syn::Label>) -> Result<()> {
     match l {
-        Some(l) => Err(Error::new(l.span(), "loop labels are not supported in kernel code")),
+        Some(l) => Err(Error::new(
+            l.span(),
+            "loop labels are not supported in kernel code",
+        )),
         None => Ok(()),
     }
 }

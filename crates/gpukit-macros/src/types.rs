@@ -96,7 +96,10 @@ impl Prim {
 
     /// Whether this is a signed integer type.
     pub fn is_signed_int(self) -> bool {
-        matches!(self, Prim::I8 | Prim::I16 | Prim::I32 | Prim::I64 | Prim::Isize)
+        matches!(
+            self,
+            Prim::I8 | Prim::I16 | Prim::I32 | Prim::I64 | Prim::Isize
+        )
     }
 
     /// Whether this is a floating point type.

@@ -384,7 +384,12 @@ impl<'a> Gen<'a> {
         }
     }
 
-    fn let_stmt(&mut self, pat: &LetPat, init: Option<&Expr>, span: proc_macro2::Span) -> Result<()> {
+    fn let_stmt(
+        &mut self,
+        pat: &LetPat,
+        init: Option<&Expr>,
+        span: proc_macro2::Span,
+    ) -> Result<()> {
         match pat {
             LetPat::One(v) => {
                 let var = &self.f.vars[*v];
@@ -419,7 +424,10 @@ impl<'a> Gen<'a> {
                     ..
                 }) = init
                 else {
-                    return Err(Error::new(span, "tuple patterns are supported only as `let (x, y) = grid2();`"));
+                    return Err(Error::new(
+                        span,
+                        "tuple patterns are supported only as `let (x, y) = grid2();`",
+                    ));
                 };
                 for (axis, v) in vs.iter().enumerate() {
                     let var = &self.f.vars[*v];
@@ -447,11 +455,16 @@ impl<'a> Gen<'a> {
         let prim = self.prim(place.ty);
         let line = match prim {
             Some(t) if t.is_float() && op == BinOp::Rem => {
-                format!("{p} = {}({p}, {v});", if t == Prim::F32 { "fmodf" } else { "fmod" })
+                format!(
+                    "{p} = {}({p}, {v});",
+                    if t == Prim::F32 { "fmodf" } else { "fmod" }
+                )
             }
             Some(t) if t.is_float() || t == Prim::Bool => format!("{p} {}= {v};", op.symbol()),
             Some(t) => match op {
-                BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => format!("{p} {}= {v};", op.symbol()),
+                BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
+                    format!("{p} {}= {v};", op.symbol())
+                }
                 BinOp::Add | BinOp::Sub | BinOp::Mul if is_plain_wrapping(t) => {
                     format!("{p} {}= {v};", op.symbol())
                 }
@@ -492,7 +505,10 @@ impl<'a> Gen<'a> {
             self.line(&format!("while ({i}_hi > {i}_lo) {{"));
             self.indent += 1;
             self.line(&format!("{i}_hi--;"));
-            self.line(&format!("{}{t} {i} = {i}_hi;", if v.mutable { "" } else { "const " }));
+            self.line(&format!(
+                "{}{t} {i} = {i}_hi;",
+                if v.mutable { "" } else { "const " }
+            ));
             self.block_stmts(body)?;
             self.indent -= 1;
             self.line("}");
@@ -515,9 +531,8 @@ impl<'a> Gen<'a> {
                     "{ctr} = ((unsigned long long)({u})(({u}){i}_end - ({u}){ctr}) > {i}_step) ? ({t})(({u}){ctr} + ({u}){i}_step) : {i}_end"
                 )
             };
-            let head = format!(
-                "if ({i}_step != 0) for ({t} {ctr} = {i}_start; {ctr} < {i}_end; {next})"
-            );
+            let head =
+                format!("if ({i}_step != 0) for ({t} {ctr} = {i}_start; {ctr} < {i}_end; {next})");
             open(self, head);
             self.block_stmts(body)?;
             self.indent -= 1;
@@ -555,14 +570,27 @@ impl<'a> Gen<'a> {
                 let (s, _) = self.expr_in(x, call_arg)?;
                 (format!("({s})"), PRIMARY)
             }
+            ExprKind::Unary(UnOp::Neg, x)
+                if matches!(x.kind, ExprKind::Lit(Lit::Int(_)))
+                    && self.prim(x.ty).is_some_and(Prim::is_signed_int) =>
+            {
+                let (ExprKind::Lit(Lit::Int(v)), Some(p)) = (&x.kind, self.prim(x.ty)) else {
+                    unreachable!("checked by the guard")
+                };
+                int_lit(p, -(*v as i128))
+            }
             ExprKind::Unary(op, x) => {
                 let (s, p) = self.expr(x)?;
                 let s = paren_if(s, p, UNARY);
                 match (op, self.prim(x.ty)) {
-                    (UnOp::Neg, Some(t)) if t.is_int() => (format!("__gk_wneg({})", strip(&s, UNARY)), PRIMARY),
+                    (UnOp::Neg, Some(t)) if t.is_int() => {
+                        (format!("__gk_wneg({})", strip(&s, UNARY)), PRIMARY)
+                    }
                     (UnOp::Neg, _) => (format!("-{s}"), UNARY),
                     (UnOp::Not, Some(Prim::Bool)) => (format!("!{s}"), UNARY),
-                    (UnOp::Not, Some(t)) if t.is_narrow_int() => (format!("({})~{s}", t.cuda()), UNARY),
+                    (UnOp::Not, Some(t)) if t.is_narrow_int() => {
+                        (format!("({})~{s}", t.cuda()), UNARY)
+                    }
                     (UnOp::Not, Some(_)) => (format!("~{s}"), UNARY),
                     (UnOp::Not, None) => (format!("__gk_not({})", strip(&s, UNARY)), PRIMARY),
                 }
@@ -599,16 +627,17 @@ impl<'a> Gen<'a> {
                     .iter()
                     .map(|a| self.expr_in(a, true).map(|(s, _)| s))
                     .collect::<Result<Vec<_>>>()?;
-                (format!("{}({})", f.callees[*c].cuda, parts.join(", ")), PRIMARY)
+                (
+                    format!("{}({})", f.callees[*c].cuda, parts.join(", ")),
+                    PRIMARY,
+                )
             }
             ExprKind::Intrinsic(i) => match i {
                 Intrinsic::Grid(1) | Intrinsic::GridSize(1) => (axis_expr(*i, 0), PRIMARY),
-                Intrinsic::Grid(_) | Intrinsic::GridSize(_) => {
-                    return Err(Error::new(
-                        e.span,
-                        "grid2()/grid3()/gridsize2()/gridsize3() are used as `let (x, y) = grid2();`",
-                    ))
-                }
+                Intrinsic::Grid(_) | Intrinsic::GridSize(_) => return Err(Error::new(
+                    e.span,
+                    "grid2()/grid3()/gridsize2()/gridsize3() are used as `let (x, y) = grid2();`",
+                )),
                 Intrinsic::ThreadIdx => ("threadIdx".into(), PRIMARY),
                 Intrinsic::BlockIdx => ("blockIdx".into(), PRIMARY),
                 Intrinsic::BlockDim => ("blockDim".into(), PRIMARY),
@@ -662,11 +691,15 @@ impl<'a> Gen<'a> {
             (Lit::Int(v), Ty::Opaque(_)) if call_arg => (v.to_string(), PRIMARY),
             (Lit::Float(s), Ty::Opaque(_)) if call_arg => (float_lit(s, Prim::F64), PRIMARY),
             (Lit::Int(v), _) => {
-                let t = self.ty(ty, proc_macro2::Span::call_site()).unwrap_or_default();
+                let t = self
+                    .ty(ty, proc_macro2::Span::call_site())
+                    .unwrap_or_default();
                 (format!("({t}){v}"), UNARY)
             }
             (Lit::Float(s), _) => {
-                let t = self.ty(ty, proc_macro2::Span::call_site()).unwrap_or_default();
+                let t = self
+                    .ty(ty, proc_macro2::Span::call_site())
+                    .unwrap_or_default();
                 (format!("({t}){}", float_lit(s, Prim::F64)), UNARY)
             }
         }
@@ -678,12 +711,20 @@ impl<'a> Gen<'a> {
         let prec = c_prec(op);
         let infix = |sa: String, sb: String| {
             (
-                format!("{} {} {}", paren_if(sa, pa, prec), op.symbol(), paren_if(sb, pb, prec - 1)),
+                format!(
+                    "{} {} {}",
+                    paren_if(sa, pa, prec),
+                    op.symbol(),
+                    paren_if(sb, pb, prec - 1)
+                ),
                 prec,
             )
         };
         let call = |name: &str, sa: &str, sb: &str| {
-            (format!("{name}({}, {})", strip(sa, pa), strip(sb, pb)), PRIMARY)
+            (
+                format!("{name}({}, {})", strip(sa, pa), strip(sb, pb)),
+                PRIMARY,
+            )
         };
         if op.is_logical() || op.is_comparison() {
             return Ok(infix(sa, sb));
@@ -693,7 +734,11 @@ impl<'a> Gen<'a> {
         };
         if t.is_float() {
             if op == BinOp::Rem {
-                return Ok(call(if t == Prim::F32 { "fmodf" } else { "fmod" }, &sa, &sb));
+                return Ok(call(
+                    if t == Prim::F32 { "fmodf" } else { "fmod" },
+                    &sa,
+                    &sb,
+                ));
             }
             return Ok(infix(sa, sb));
         }
@@ -830,6 +875,7 @@ fn int_lit(p: Prim, v: i128) -> (String, u8) {
         Prim::F32 => return (float_lit(&v.to_string(), Prim::F32), PRIMARY),
         Prim::F64 => return (float_lit(&v.to_string(), Prim::F64), PRIMARY),
         Prim::Bool => return ((v != 0).to_string(), PRIMARY),
+        Prim::I8 | Prim::I16 if v < 0 => return (format!("({})({v})", p.cuda()), UNARY),
         t => return (format!("({}){v}", t.cuda()), UNARY),
     };
     (s, if neg { UNARY } else { PRIMARY })
@@ -921,3 +967,6 @@ fn consts_value(name: &str) -> f64 {
         _ => FRAC_1_SQRT_2,
     }
 }
+
+#[cfg(test)]
+mod tests;

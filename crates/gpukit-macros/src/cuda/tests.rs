@@ -1,0 +1,273 @@
+//! Translator output for each construct, and NVRTC compiles every generated unit.
+
+use crate::testing::{body, kernel_cuda, kernel_error, kernel_ir, nvrtc_compiles};
+
+/// Translates, checks that `body` contains each expected fragment, and compiles with NVRTC.
+fn check(src: &str, expected: &[&str]) -> String {
+    let full = kernel_cuda(src);
+    let b = body(&full).to_string();
+    for e in expected {
+        assert!(b.contains(e), "missing `{e}` in:\n{b}");
+    }
+    nvrtc_compiles(&full);
+    b
+}
+
+#[test]
+fn simple_1d_kernel() {
+    let b = check(
+        "fn scale(x: &[f32], y: &mut [f32], a: f32) { let i = grid(1); if i < x.len() { y[i] = a * x[i] + 1.0; } }",
+        &[
+            "extern \"C\" __global__ void scale(const float* x_ptr, unsigned long long x_len, float* y_ptr, unsigned long long y_len, float a, unsigned long long* __gk_err)",
+            "const __gk_slice<const float> x{x_ptr, x_len, 0, __gk_err};",
+            "const unsigned long long i = ((unsigned long long)blockIdx.x * blockDim.x + threadIdx.x);",
+            "y[i] = a * x[i] + 1.0f;",
+        ],
+    );
+    assert!(
+        !b.contains("1.0;"),
+        "f32 arithmetic must not use double literals:\n{b}"
+    );
+}
+
+#[test]
+fn unchecked_kernel_has_no_error_record() {
+    let f = kernel_ir("fn k(x: &mut [u32]) { let i = grid(1); x[i] = 7; }", false).unwrap();
+    let src = super::kernel_source(&f).unwrap();
+    let b = body(&src);
+    assert!(
+        b.contains("__gk_uslice<unsigned int> x{x_ptr, x_len};"),
+        "{b}"
+    );
+    assert!(!b.contains("__gk_err"), "{b}");
+    assert!(b.contains("x[i] = 7u;"), "{b}");
+    nvrtc_compiles(&src);
+}
+
+#[test]
+fn float_literal_takes_type_from_accumulation() {
+    let b = check(
+        "fn sum(a: &[f32], out: &mut [f32]) { let mut s = 0.0; for i in 0..a.len() { s += a[i]; } out[0] = s; }",
+        &["float s = 0.0f;", "s += a[i];", "for (unsigned long long i = 0ull, i_end = a.len(); i < i_end; i++)"],
+    );
+    assert!(!b.contains("double"), "{b}");
+}
+
+#[test]
+fn unconstrained_literals_default_like_rust() {
+    check(
+        "fn k(out: &mut [f64], n: &mut [i32]) { let x = 2.5; let k = 3; out[0] = x; n[0] = k; let y = 1.5; let j = 7; }",
+        &["const double x = 2.5;", "const int k = 3;", "const double y = 1.5;", "const int j = 7;"],
+    );
+}
+
+#[test]
+fn f32_math_stays_f32() {
+    check(
+        "fn k(a: &mut [f32]) { let i = grid(1); let x = a[i]; a[i] = x.sqrt() + x.sin() * x.powi(3) + x.powf(0.5).max(1.0) + x.ln() + x.abs() + x.mul_add(2.0, 1.0) + x.atan2(1.0) + x.floor() + x.round() + x.fract() + x.clamp(0.0, 1.0) + x.signum() + std::f32::consts::PI + f32::EPSILON; }",
+        &["sqrtf(x)", "sinf(x)", "__gk_powi(x, 3)", "fmaxf(powf(x, 0.5f), 1.0f)", "logf(x)", "fabsf(x)", "fmaf(x, 2.0f, 1.0f)", "atan2f(x, 1.0f)", "floorf(x)", "roundf(x)", "__gk_fract(x)", "__gk_clamp(x, 0.0f, 1.0f)", "3.1415927e0f"],
+    );
+}
+
+#[test]
+fn f64_math_uses_double_functions() {
+    check(
+        "fn k(a: &mut [f64]) { let i = grid(1); a[i] = a[i].sqrt().exp().min(f64::MAX) % 2.0; }",
+        &["fmod(fmin(exp(sqrt(a[i])), 1.7976931348623157e308), 2.0)"],
+    );
+}
+
+#[test]
+fn integer_widths_and_wrapping() {
+    check(
+        "fn k(a: &mut [u8], b: &mut [i32], c: &mut [u32], d: &mut [i64]) { let i = grid(1); a[i] = a[i] + 200; b[i] = b[i] * 3 - 1; c[i] = c[i] * 3 + 1; d[i] = -d[i]; let s: i16 = 5; let t = s * s; b[i] = t as i32; }",
+        &["a[i] = __gk_wadd(a[i], (unsigned char)200);", "b[i] = __gk_wsub(__gk_wmul(b[i], 3), 1);", "c[i] = c[i] * 3u + 1u;", "d[i] = __gk_wneg(d[i]);", "const short t = __gk_wmul(s, s);"],
+    );
+}
+
+#[test]
+fn integer_division_remainder_and_shifts_as_rust() {
+    check(
+        "fn k(a: &mut [i32], b: &mut [u64]) { let i = grid(1); a[i] = a[i] / 3 + a[i] % 4; b[i] = (b[i] << 3) >> 1; a[i] /= 2; b[i] %= 5; a[i] <<= 1; }",
+        &["__gk_div(a[i], 3)", "__gk_rem(a[i], 4)", "__gk_shr((__gk_shl(b[i], 3)), 1)", "a[i] = __gk_div(a[i], 2);", "b[i] = __gk_rem(b[i], 5ull);", "a[i] = __gk_shl(a[i], 1);"],
+    );
+}
+
+#[test]
+fn casts_follow_rust() {
+    check(
+        "fn k(f: &[f32], o: &mut [u8], p: &mut [i64], q: &mut [f32], r: &mut [u32]) { let i = grid(1); o[i] = f[i] as u8; p[i] = f[i] as i64; q[i] = p[i] as f32; r[i] = (f[i] > 0.5) as u32; let u = i as u32; r[i] = u; }",
+        &["o[i] = __gk_float_to_u8(f[i]);", "p[i] = __gk_float_to_i64(f[i]);", "q[i] = (float)p[i];", "r[i] = (unsigned int)(f[i] > 0.5f);", "const unsigned int u = (unsigned int)i;"],
+    );
+}
+
+#[test]
+fn control_flow() {
+    check(
+        "fn k(a: &mut [i64]) { let i = grid(1); let mut n = 0; let mut j = 0; while j < 10 { j += 1; if j == 3 { continue; } if j == 8 { break; } n += j; } loop { n -= 1; if n < 5 { break; } } for k in (0..20).step_by(3) { n += k as i64; } for k in 1..=4 { n *= k; } for k in (0..3).rev() { n += k; } if i >= a.len() { return; } a[i] = if n > 100 { n } else if n > 50 { 50 } else { 0 }; }",
+        &["while (j < 10ll)", "continue;", "break;", "while (true)", "if (k_step != 0) for (int k = k_start; k < k_end; ", "k_1_more", "k_2_hi--;", "return;", "a[i] = n > 100ll ? n : n > 50ll ? 50ll : 0ll;"],
+    );
+}
+
+#[test]
+fn if_with_statements_as_value() {
+    check(
+        "fn k(a: &mut [f32]) { let i = grid(1); let v = if i % 2 == 0 { let t = a[i] * 2.0; t + 1.0 } else { a[i] }; a[i] = v; }",
+        &["float v;", "if (__gk_rem(i, 2ull) == 0ull) {", "const float t = a[i] * 2.0f;", "v = t + 1.0f;", "v = a[i];"],
+    );
+}
+
+#[test]
+fn views_2d_and_3d() {
+    check(
+        "fn gray(img: &View3<u8>, out: &mut View2<f32>) { let (x, y) = grid2(); if x < img.shape(0) && y < img.shape(1) { let r = img[[x, y, 0]] as f32; out[[x, y]] = 0.299 * r + 0.5 * img[[x, y, 1]] as f32; } }",
+        &["const unsigned char* img_ptr, unsigned long long img_d0, unsigned long long img_d1, unsigned long long img_d2", "const __gk_view<const unsigned char, 3> img{img_ptr, {img_d0, img_d1, img_d2}, 0, __gk_err};", "const unsigned long long y = ((unsigned long long)blockIdx.y * blockDim.y + threadIdx.y);", "img.shape(0)", "img(x, y, 0ull)", "out(x, y) = 0.299f * r"],
+    );
+}
+
+#[test]
+fn shared_memory_sync_and_thread_indices() {
+    let f = kernel_ir(
+        "fn k(a: &[f32], out: &mut [f32]) { const N: usize = 128; let tile = shared_array::<f32, N>(); let t = thread_idx().x as usize; let b = block_idx().x as usize * block_dim().x as usize; tile[t] = a[b + t]; sync_threads(); let g = grid_dim().x; out[b + t] = tile[N - 1 - t] + g as f32; }",
+        true,
+    )
+    .unwrap();
+    assert!(f.uses_barrier);
+    assert_eq!(f.shared.len(), 1);
+    assert_eq!(f.shared[0].array_id, 2);
+    let src = super::kernel_source(&f).unwrap();
+    let b = body(&src);
+    for e in [
+        "const unsigned long long N = 128ull;",
+        "__shared__ float __gk_shared_0[128];",
+        "const __gk_slice<float> tile{__gk_shared_0, 128, 2, __gk_err};",
+        "__syncthreads();",
+        "(unsigned long long)threadIdx.x",
+        "gridDim.x",
+    ] {
+        assert!(b.contains(e), "missing {e} in {b}");
+    }
+    nvrtc_compiles(&src);
+}
+
+#[test]
+fn atomics_on_every_type() {
+    check(
+        "fn k(a: &mut [i32], b: &mut [u64], c: &mut [f32], d: &mut [f64], e: &mut [i64], f: &mut [u32]) { let i = grid(1); atomic_add(&mut a[0], 1); atomic_sub(&mut b[0], 1); atomic_max(&mut c[0], 1.5); atomic_min(&mut d[0], 2.0); let old = atomic_exch(&mut e[0], 3); atomic_cas(&mut f[0], 0, 1); atomic_add(&mut d[1], 1.0); atomic_max(&mut e[1], old); atomic_min(&mut a[1], -1); atomic_sub(&mut c[1], 0.5); }",
+        &["__gk_atomic_add(&a[0ull], 1);", "__gk_atomic_sub(&b[0ull], 1ull);", "__gk_atomic_max(&c[0ull], 1.5f);", "const long long old = __gk_atomic_exch(&e[0ull], 3ll);", "__gk_atomic_cas(&f[0ull], 0u, 1u);"],
+    );
+}
+
+#[test]
+fn grid_stride_loop() {
+    check(
+        "fn k(a: &mut [f64]) { let start = grid(1); let stride = gridsize(1); for i in (start..a.len()).step_by(stride) { a[i] = a[i] * 2.0; } }",
+        &["const unsigned long long stride = ((unsigned long long)blockDim.x * gridDim.x);", "i = (i_end - i > i_step) ? i + i_step : i_end"],
+    );
+}
+
+#[test]
+fn shadowing_and_cpp_keywords_get_unique_names() {
+    check(
+        "fn k(a: &mut [f32]) { let int = 1.0; let x = 2; let x = x as f32 * int; let new = x; a[0] = new; }",
+        &["const float vint = 1.0f;", "const int x = 2;", "const float x_1 = (float)x * vint;", "const float vnew = x_1;"],
+    );
+}
+
+#[test]
+fn named_constants() {
+    check(
+        "fn k(a: &mut [f64], b: &mut [i32], c: &mut [f32]) { a[0] = f64::INFINITY; a[1] = std::f64::consts::E; b[0] = i32::MIN; b[1] = i32::MAX; c[0] = f32::NAN; c[1] = f32::NEG_INFINITY; }",
+        &["__longlong_as_double(0x7ff0000000000000ll)", "2.718281828459045e0", "(-2147483647 - 1)", "2147483647", "__int_as_float(0x7fc00000)"],
+    );
+}
+
+#[test]
+fn device_function_calls_use_opaque_types() {
+    let src = "fn k(a: &mut [f32]) { let i = grid(1); let y = helper(a[i], 2.0); let z = y * 2.0; a[i] = z as f32; }";
+    let full = kernel_cuda(src);
+    let b = body(&full);
+    assert!(b.contains("auto y = gk_dev_helper(a[i], 2.0);"), "{b}");
+    assert!(b.contains("(__gk_ret<decltype(&gk_dev_helper)>)2.0"), "{b}");
+    // With the helper prepended, the unit compiles.
+    let helper = "__device__ float gk_dev_helper(float x, float s);\n__device__ float gk_dev_helper(float x, float s) { return x * s; }\n";
+    nvrtc_compiles(&full.replace(super::DEVICE_FNS_MARKER, helper));
+}
+
+#[test]
+fn device_function_definition() {
+    let item: syn::ItemFn =
+        syn::parse_str("fn clamp01(x: f32) -> f32 { if x < 0.0 { return 0.0; } x.min(1.0) }")
+            .unwrap();
+    let mut f = crate::parse::device(&item).unwrap();
+    crate::infer::infer(&mut f).unwrap();
+    let (decl, def) = super::device_fn(&f).unwrap();
+    assert_eq!(decl, "__device__ float gk_dev_clamp01(float x);");
+    assert!(
+        def.contains("if (x < 0.0f) {\n        return 0.0f;\n    }"),
+        "{def}"
+    );
+    assert!(def.contains("return fminf(x, 1.0f);"), "{def}");
+    nvrtc_compiles(&format!("{}\n{decl}\n{def}", super::PRELUDE));
+}
+
+#[test]
+fn vectorize_source_is_grid_stride_with_broadcast() {
+    let item: syn::ItemFn =
+        syn::parse_str("fn saxpy(a: f32, x: f32, y: f32) -> f32 { a * x + y }").unwrap();
+    let mut f = crate::parse::vectorize(&item).unwrap();
+    crate::infer::infer(&mut f).unwrap();
+    let src = super::vectorize_source(&f).unwrap();
+    for e in [
+        "__device__ float gk_dev_saxpy(float a, float x, float y) {",
+        "return a * x + y;",
+        "extern \"C\" __global__ void saxpy_vectorized(const float* in0, unsigned long long in0_len, const float* in1, unsigned long long in1_len, const float* in2, unsigned long long in2_len, float* out, unsigned long long n)",
+        "in0_len == 1 ? in0[0] : in0[i]",
+    ] {
+        assert!(src.contains(e), "missing {e} in {src}");
+    }
+    nvrtc_compiles(&src);
+}
+
+#[test]
+fn every_int_helper_and_bool_logic_compile() {
+    check(
+        "fn k(a: &mut [u8], b: &mut [i64], c: &mut [bool], d: &mut [u32]) { let i = grid(1); let x: i8 = -3; let y: u16 = 40000; let z = y.wrapping_mul(3); b[i] = x.abs() as i64 + x.pow(2) as i64 + z as i64 + b[i].min(4).max(-4).clamp(-2, 2) + b[i].signum(); d[i] = d[i].count_ones() + d[i].leading_zeros() + d[i].trailing_zeros() + !d[i]; a[i] = !a[i] & 0x0f | 0x30 ^ a[i]; c[i] = (c[i] & true) | !c[i] ^ (a[i] > 3) && !(d[i] == 0) || c[i]; }",
+        &["__gk_abs(x)", "__gk_pow(x, 2u)", "__gk_wmul(y, (unsigned short)3)", "__gk_clamp(__gk_max(__gk_min(b[i], 4ll), -4ll), -2ll, 2ll)", "const signed char x = (signed char)(-3);", "__gk_count_ones(d[i])", "~d[i]", "(unsigned char)~a[i]"],
+    );
+}
+
+#[test]
+fn unsupported_constructs_are_errors_with_guidance() {
+    for (src, msg) in [
+        ("fn k(a: &mut [f32]) { let f = |x: f32| x; }", "closures are not supported"),
+        ("fn k(a: &mut [f32]) { println!(\"hi\"); }", "macros (`println!`) are not supported"),
+        ("fn k(a: &mut [f32]) { let v = Vec::new(); }", "there is no heap"),
+        ("fn k(a: &mut [f32]) { let r = &a[0]; }", "references cannot be taken"),
+        ("fn k(a: &mut [f32]) { a[0] = a.iter().sum(); }", "kernel code uses index loops"),
+        ("fn k(a: &mut [f32]) { a[0] = a[0].frobnicate(); }", "unsupported method `frobnicate`"),
+        ("fn k(a: &mut String) { }", "unsupported parameter type"),
+        ("fn k(a: &[f32]) { a[0] = 1.0; }", "read-only parameter; declare it `&mut`"),
+        ("fn k(a: &mut [f32]) { a[0] = 1; }", "mismatched types"),
+        ("fn k(a: &mut [f32]) { let i: u32 = 0; a[i] = 1.0; }", "mismatched types"),
+        ("fn k(a: &mut [f32]) { match 1 { _ => {} } }", "`match` is not supported"),
+        ("fn k(a: &mut [f32]) { let p = Point { x: 1 }; }", "struct literals are not supported"),
+        ("fn k(a: &mut [f32]) { a[0] = undefined_var; }", "cannot find `undefined_var`"),
+        ("fn k(a: &mut [f32]) { let (x, y) = grid(2); }", "use `grid2()`"),
+        ("fn k(a: &mut [f32]) { let t = shared_array::<f32, M>(); }", "is not a `const` declared in this kernel"),
+        ("fn k(a: &mut [f32]) { let t = shared_array::<f64, 10000>(); }", "at most 49152 bytes"),
+        ("fn k(a: &mut [u32]) { a[0] = -a[0]; }", "cannot negate a value of type `u32`"),
+        ("fn k(a: &mut [f32]) -> f32 { 1.0 }", "a kernel returns nothing"),
+        ("fn k<T>(a: &mut [T]) { }", "cannot be generic"),
+        ("fn double(a: &mut [f32]) { }", "reserved word"),
+        ("fn k(a: &mut [f32]) { a[0] = a[1..2][0]; }", "only array parameters and shared arrays"),
+        ("fn k(a: &mut [f32]) { let s = \"x\"; }", "strings are not supported"),
+        ("fn k(a: &mut [f32]) { for x in a { } }", "for loops iterate over integer ranges"),
+        ("fn k(a: &mut [f32]) { 'outer: loop { break 'outer; } }", "loop labels are not supported"),
+        ("fn k(a: &mut [f32]) { a[0] = f32::sqrt(2.0, 3.0); }", "takes 0 argument(s)"),
+        ("fn k(a: &mut [f32]) { let x = 1.0; a[0] = (x + if x > 0.0 { let y = 1.0; y } else { 0.0 }) as f32; }", "compute it into a variable first"),
+    ] {
+        let e = kernel_error(src);
+        assert!(e.contains(msg), "for `{src}` expected `{msg}`, got `{e}`");
+    }
+}
