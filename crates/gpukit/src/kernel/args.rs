@@ -220,7 +220,12 @@ impl<'a> KernelArg<'a> {
 }
 
 /// What a read-only array parameter (`&[T]`, `&View2<T>`, `&View3<T>`) accepts: `&Array<T>`,
-/// `&ndarray::ArrayBase<_, _>` of any dimension, `&Vec<T>`, `&[T]`.
+/// `&ndarray::ArrayBase<_, _>` of any dimension, `&Vec<T>`, `&[T]` (and their `&mut` forms).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be passed for a kernel parameter of `{T}` elements",
+    label = "expected an array of `{T}`",
+    note = "pass `&Array<{T}>` (the fast path), or a host `&ndarray::Array<{T}, _>`, `&Vec<{T}>` or `&[{T}]`; convert other element types with `.astype::<{T}>()`"
+)]
 pub trait SliceArg<'a, T: Element> {
     /// The argument, type-erased.
     fn into_kernel_arg(self) -> KernelArg<'a>;
@@ -228,6 +233,11 @@ pub trait SliceArg<'a, T: Element> {
 
 /// What a writable array parameter (`&mut [T]`, `&mut View2<T>`, ...) accepts: `&mut Array<T>`,
 /// `&mut ndarray::ArrayBase<_, _>`, `&mut Vec<T>`, `&mut [T]`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be passed for a writable kernel parameter of `{T}` elements",
+    label = "expected `&mut` an array of `{T}`",
+    note = "the kernel writes to this parameter: pass `&mut Array<{T}>`, or a host `&mut ndarray::Array<{T}, _>`, `&mut Vec<{T}>` or `&mut [{T}]`"
+)]
 pub trait SliceMutArg<'a, T: Element> {
     /// The argument, type-erased.
     fn into_kernel_arg(self) -> KernelArg<'a>;
@@ -236,6 +246,36 @@ pub trait SliceMutArg<'a, T: Element> {
 impl<'a, T: Element> SliceArg<'a, T> for &'a Array<T> {
     fn into_kernel_arg(self) -> KernelArg<'a> {
         KernelArg::array(self)
+    }
+}
+
+impl<'a, T: Element> SliceArg<'a, T> for &'a mut Array<T> {
+    fn into_kernel_arg(self) -> KernelArg<'a> {
+        KernelArg::array(self)
+    }
+}
+
+impl<'a, T: Element> SliceArg<'a, T> for &'a mut Vec<T> {
+    fn into_kernel_arg(self) -> KernelArg<'a> {
+        KernelArg::host(self, vec![self.len()])
+    }
+}
+
+impl<'a, T: Element> SliceArg<'a, T> for &'a mut [T] {
+    fn into_kernel_arg(self) -> KernelArg<'a> {
+        let n = self.len();
+        KernelArg::host(self, vec![n])
+    }
+}
+
+impl<'a, T, S, D> SliceArg<'a, T> for &'a mut ArrayBase<S, D>
+where
+    T: Element,
+    S: Data<Elem = T>,
+    D: Dimension,
+{
+    fn into_kernel_arg(self) -> KernelArg<'a> {
+        SliceArg::<'a, T>::into_kernel_arg(&*self)
     }
 }
 

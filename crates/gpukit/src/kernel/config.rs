@@ -114,6 +114,10 @@ pub const MAX_BLOCK: Dim3 = Dim3::new(1024, 1024, 64);
 pub const MAX_GRID: Dim3 = Dim3::new(i32::MAX as u32, 65535, 65535);
 
 /// A grid or block size: an integer (1-D) or a tuple of 2 or 3 integers.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a grid or block size",
+    note = "write an integer (`256`) or a tuple of 2 or 3 integers of one type (`(16, 16)`)"
+)]
 pub trait IntoDim3 {
     /// The size as a [`Dim3`]; `what` ("blocks"/"threads") names it in errors.
     fn into_dim3(self, what: &str) -> Result<Dim3>;
@@ -158,6 +162,10 @@ impl IntoDim3 for Dim3 {
 }
 
 /// What a launch's first argument can be: a [`LaunchConfig`] or a `(blocks, threads)` pair.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a launch configuration",
+    note = "write `(blocks, threads)`, each an integer or a tuple of 2 or 3 integers, or a `LaunchConfig`"
+)]
 pub trait IntoLaunchConfig {
     /// The configuration, before validation.
     fn into_launch_config(self) -> Result<LaunchConfig>;

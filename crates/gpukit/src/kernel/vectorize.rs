@@ -33,6 +33,11 @@ pub enum VecInput<'s, T: Element> {
 
 /// What a `#[vectorize]` function accepts for an input of type `T`: `&Array<T>`, host arrays
 /// (`&ndarray::ArrayBase`, `&Vec<T>`, `&[T]`) and a plain `T`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be an input of `{T}` of a vectorized function",
+    label = "expected an array of `{T}` or a `{T}` scalar",
+    note = "pass `&Array<{T}>`, a host `&ndarray::Array<{T}, _>`, `&Vec<{T}>`, `&[{T}]` or a `{T}` value"
+)]
 pub trait VecArg<T: Element> {
     /// The input, borrowed for the call.
     fn into_vec_input<'s>(self) -> VecInput<'s, T>
