@@ -6,7 +6,7 @@
 //! brackets as NumPy does. Displaying an array waits for its pending work but leaves any error
 //! for the next `synchronize()`.
 
-use super::Array;
+use super::{Array, Storage};
 use crate::element::{DType, Element, Scalar};
 use std::fmt;
 
@@ -23,13 +23,38 @@ impl<T: Element> Array<T> {
     /// The repr text, e.g. `array([0., 1., 2.], dtype=float64, device=cuda:0)`.
     pub fn repr(&self) -> String {
         let suffix = format!("dtype={}, device={}", T::DTYPE, self.device());
-        match self.read_elements() {
-            Ok(data) => render(&data, self.shape(), &suffix),
+        match self.displayed_elements() {
+            Ok((shown, values)) => render_shown(&shown, &values, self.shape(), &suffix),
             Err(e) => format!(
                 "array(<unreadable: {e}>, shape={:?}, {suffix})",
                 self.shape()
             ),
         }
+    }
+
+    /// The flat indices shown by the repr and their values. Only those are copied from a GPU,
+    /// in contiguous runs, so displaying a huge array stays cheap.
+    fn displayed_elements(&self) -> crate::error::Result<(Vec<usize>, Vec<T>)> {
+        let mut shown = Vec::new();
+        collect(self.shape(), 0, 0, self.size() > THRESHOLD, &mut shown);
+        let values = match self.storage() {
+            Storage::Cpu(v) => shown.iter().map(|&i| v[i]).collect(),
+            Storage::Cuda { backend, slice } => {
+                let mut values = Vec::with_capacity(shown.len());
+                let mut k = 0;
+                while k < shown.len() {
+                    let start = shown[k];
+                    let mut len = 1;
+                    while k + len < shown.len() && shown[k + len] == start + len {
+                        len += 1;
+                    }
+                    values.extend(backend.download_range(slice, start, len)?);
+                    k += len;
+                }
+                values
+            }
+        };
+        Ok((shown, values))
     }
 
     /// Shows the array in a notebook through evcxr's display protocol: `text/plain` (the repr)
@@ -68,7 +93,27 @@ fn html_escape(s: &str) -> String {
 }
 
 /// The whole repr of `data` (C order) with `shape`, ending in `, {suffix})`.
-pub(crate) fn render<T: Element>(data: &[T], shape: &[usize], suffix: &str) -> String {
+#[cfg(test)]
+fn render<T: Element>(data: &[T], shape: &[usize], suffix: &str) -> String {
+    let mut shown = Vec::new();
+    collect(
+        shape,
+        0,
+        0,
+        shape.iter().product::<usize>() > THRESHOLD,
+        &mut shown,
+    );
+    let values: Vec<T> = shown.iter().map(|&i| data[i]).collect();
+    render_shown(&shown, &values, shape, suffix)
+}
+
+/// The repr from the displayed elements only (`shown` flat indices, in display order).
+fn render_shown<T: Element>(
+    shown: &[usize],
+    values: &[T],
+    shape: &[usize],
+    suffix: &str,
+) -> String {
     let size: usize = shape.iter().product();
     if size == 0 {
         return if shape.len() == 1 {
@@ -78,15 +123,13 @@ pub(crate) fn render<T: Element>(data: &[T], shape: &[usize], suffix: &str) -> S
             format!("array([], shape=({}), {suffix})", dims.join(", "))
         };
     }
-    let summarize = size > THRESHOLD;
-    let mut shown = Vec::new();
-    collect(shape, 0, 0, summarize, &mut shown);
-    let words = format_values(&shown.iter().map(|&i| data[i]).collect::<Vec<_>>());
+    debug_assert_eq!(shown.len(), values.len());
+    let words = format_values(values);
     if shape.is_empty() {
         return format!("array({}, {suffix})", words[0]);
     }
     let mut words = words.into_iter();
-    let body = nest(shape, 0, "      ", summarize, &mut words);
+    let body = nest(shape, 0, "      ", size > THRESHOLD, &mut words);
     format!("array({body}, {suffix})")
 }
 

@@ -267,9 +267,28 @@ impl CudaBackend {
 
     /// Copies the first `len` elements of a device buffer to the host (waits for the stream).
     pub(crate) fn download<T: Element>(&self, slice: &CudaSlice<T>, len: usize) -> Result<Vec<T>> {
+        self.download_range(slice, 0, len)
+    }
+
+    /// Copies elements `start..start + len` of a device buffer to the host (waits for the stream).
+    pub(crate) fn download_range<T: Element>(
+        &self,
+        slice: &CudaSlice<T>,
+        start: usize,
+        len: usize,
+    ) -> Result<Vec<T>> {
+        let end = start
+            .checked_add(len)
+            .filter(|&e| e <= slice.len())
+            .ok_or_else(|| {
+                Error::Other(format!(
+                    "internal: copy of elements {start}..{start}+{len} from a buffer of {}",
+                    slice.len()
+                ))
+            })?;
         let mut out = vec![T::default(); len];
         if len > 0 {
-            let view = slice.slice(..len);
+            let view = slice.slice(start..end);
             self.stream
                 .memcpy_dtoh(&view, &mut out[..])
                 .map_err(|e| driver_err("copying to the host", e))?;
