@@ -614,6 +614,29 @@ fn gpu_display_and_properties() {
         a.to_string(),
         "array([0., 1., 2.], dtype=float64, device=cuda:0)"
     );
+    // The GPU repr (built from only the displayed elements) equals the CPU repr.
+    let mut rng = StdRng::seed_from_u64(6);
+    for shape in [
+        &[7usize][..],
+        &[1001],
+        &[40, 30],
+        &[3, 400],
+        &[12, 11, 10],
+        &[2, 3, 4, 50],
+    ] {
+        let (g, c) = pair::<f32>(&mut rng, shape, &dev);
+        assert_eq!(
+            g.to_string().replace("cuda:0", "cpu"),
+            c.to_string(),
+            "{shape:?}"
+        );
+        let (g, c) = pair::<i32>(&mut rng, shape, &dev);
+        assert_eq!(
+            g.to_string().replace("cuda:0", "cpu"),
+            c.to_string(),
+            "{shape:?}"
+        );
+    }
     let big = Array::<i64>::arange_on(0, 5000, &dev).unwrap();
     assert!(big.to_string().contains("..., 4997, 4998, 4999]"), "{big}");
     match dev.properties().unwrap() {
