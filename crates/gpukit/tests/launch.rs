@@ -726,3 +726,116 @@ fn handwritten_sources_compile_with_nvrtc() {
         }
     }
 }
+
+/// The same launch paths through `#[kernel]` itself (the macros' generated code against this
+/// runtime), GPU against CPU.
+mod generated {
+    use gpukit::prelude::*;
+
+    #[kernel]
+    pub fn tour(input: &[i64], output: &mut [f64]) {
+        let i = grid(1);
+        if i < input.len() {
+            output[i] = input[i] as f64;
+        }
+    }
+
+    #[kernel]
+    pub fn reduce(input: &[f32], partial: &mut [f32]) {
+        let tile = shared_array::<f32, 128>();
+        let t = thread_idx().x as usize;
+        let i = grid(1);
+        tile[t] = if i < input.len() { input[i] } else { 0.0 };
+        sync_threads();
+        let mut s = block_dim().x as usize / 2;
+        while s > 0 {
+            if t < s {
+                tile[t] += tile[t + s];
+            }
+            sync_threads();
+            s /= 2;
+        }
+        if t == 0 {
+            partial[block_idx().x as usize] = tile[0];
+        }
+    }
+
+    #[kernel]
+    pub fn histogram(data: &[u32], bins: &mut [u32]) {
+        let start = grid(1);
+        let stride = gridsize(1);
+        for i in (start..data.len()).step_by(stride) {
+            atomic_add(&mut bins[(data[i] % 32) as usize], 1);
+        }
+    }
+
+    #[kernel]
+    pub fn gray(img: &View3<u8>, out: &mut View2<f32>, scale: f32) {
+        let (x, y) = grid2();
+        if x < img.shape(0) && y < img.shape(1) {
+            let r = img[[x, y, 0]] as f32;
+            let g = img[[x, y, 1]] as f32;
+            let b = img[[x, y, 2]] as f32;
+            out[[x, y]] = scale * (r + g + b);
+        }
+    }
+}
+
+#[test]
+fn generated_kernels_match_between_gpu_and_cpu() {
+    use generated::*;
+    let Some((gpu, _serial)) = gpu() else { return };
+    let mut outs = Vec::new();
+    for dev in [gpu, Device::Cpu] {
+        let data = Array::arange_on(0i64, 1000, &dev).unwrap();
+        let mut out = Array::<f64>::zeros_on(1000, &dev).unwrap();
+        launch!(tour[4, 256](&data, &mut out)).unwrap();
+
+        let values: Vec<f32> = noise(10_000, 3).iter().map(|&v| (v % 8) as f32).collect();
+        let input = Array::from_vec_on(values, 10_000, &dev).unwrap();
+        let mut partial = Array::<f32>::zeros_on(79, &dev).unwrap();
+        launch!(reduce[79, 128](&input, &mut partial)).unwrap();
+
+        let d = Array::from_vec_on(noise(100_000, 9), 100_000, &dev).unwrap();
+        let mut bins = Array::<u32>::zeros_on(32, &dev).unwrap();
+        launch!(histogram[16, 128](&d, &mut bins)).unwrap();
+
+        let img = Array::from_vec_on(
+            noise(30 * 20 * 3, 4).iter().map(|&v| v as u8).collect(),
+            (30, 20, 3),
+            &dev,
+        )
+        .unwrap();
+        let mut g = Array::<f32>::zeros_on((30, 20), &dev).unwrap();
+        launch!(gray[(4, 3), (8, 8)](&img, &mut g, 0.5)).unwrap();
+
+        outs.push((
+            out.to_vec().unwrap(),
+            partial.to_vec().unwrap(),
+            bins.to_vec().unwrap(),
+            g.to_vec().unwrap(),
+        ));
+    }
+    assert_eq!(outs[0].0, outs[1].0, "tour");
+    assert_eq!(outs[0].1, outs[1].1, "reduce");
+    assert_eq!(outs[0].2, outs[1].2, "histogram");
+    assert_eq!(outs[0].3, outs[1].3, "gray");
+    assert_eq!(outs[0].2.iter().sum::<u32>(), 100_000);
+}
+
+#[test]
+fn generated_kernels_run_on_the_cpu() {
+    use generated::*;
+    let dev = Device::Cpu;
+    let data = Array::arange_on(0i64, 10, &dev).unwrap();
+    let mut out = Array::<f64>::zeros_on(10, &dev).unwrap();
+    launch!(tour[1, 10](&data, &mut out)).unwrap();
+    assert_eq!(
+        out.to_vec().unwrap(),
+        (0..10).map(|i| i as f64).collect::<Vec<_>>()
+    );
+    let input = Array::<f32>::ones_on(300, &dev).unwrap();
+    let mut partial = Array::<f32>::zeros_on(3, &dev).unwrap();
+    launch!(reduce[3, 128](&input, &mut partial)).unwrap();
+    assert_eq!(partial.to_vec().unwrap(), [128.0, 128.0, 44.0]);
+}

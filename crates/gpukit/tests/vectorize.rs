@@ -235,3 +235,53 @@ fn gpu_host_inputs_devices_and_empty_arrays() {
     let r = lerp(&e, &e, 0.5f32).unwrap();
     assert_eq!((r.shape(), r.to_vec().unwrap().len()), (&[0usize][..], 0));
 }
+
+/// The same through `#[vectorize]` itself.
+mod generated {
+    use gpukit::prelude::*;
+
+    #[vectorize]
+    pub fn smoothstep(x: f32, lo: f32, hi: f32) -> f32 {
+        let t = ((x - lo) / (hi - lo)).max(0.0).min(1.0);
+        t * t * (3.0 - 2.0 * t)
+    }
+
+    #[vectorize]
+    pub fn collatz_steps(n: u64) -> u32 {
+        let mut n = n;
+        let mut steps = 0u32;
+        while n > 1 {
+            n = if n % 2 == 0 { n / 2 } else { 3 * n + 1 };
+            steps += 1;
+        }
+        steps
+    }
+}
+
+#[test]
+fn generated_functions_on_both_backends() {
+    use generated::*;
+    let xs: Vec<f32> = (0..1000).map(|i| i as f32 / 100.0).collect();
+    let ns: Vec<u64> = (1..=1000).collect();
+    let cpu = smoothstep(&cpu_array(xs.clone(), &[1000]), 2.0, 8.0)
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    assert_eq!((cpu[0], cpu[500], cpu[999]), (0.0, 0.5, 1.0));
+    let steps_cpu = collatz_steps(&Array::from_vec_on(ns.clone(), 1000, &Device::Cpu).unwrap())
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    assert_eq!((steps_cpu[0], steps_cpu[26]), (0, 111));
+    let Some((gpu, _serial)) = gpu() else { return };
+    let g = smoothstep(&Array::from_vec_on(xs, 1000, &gpu).unwrap(), 2.0, 8.0).unwrap();
+    assert_eq!(g.device(), gpu);
+    for (a, b) in g.to_vec().unwrap().iter().zip(&cpu) {
+        assert!((a - b).abs() <= 1e-6, "{a} vs {b}");
+    }
+    let steps_gpu = collatz_steps(&Array::from_vec_on(ns, 1000, &gpu).unwrap())
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    assert_eq!(steps_gpu, steps_cpu);
+}
