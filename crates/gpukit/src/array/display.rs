@@ -130,7 +130,18 @@ fn render_shown<T: Element>(
     }
     let mut words = words.into_iter();
     let body = nest(shape, 0, "      ", size > THRESHOLD, &mut words);
-    format!("array({body}, {suffix})")
+    // NumPy moves the dtype to its own line when it would overflow the last one.
+    let last_line = body.rsplit('\n').next().unwrap_or("");
+    let last_len = if body.contains('\n') {
+        last_line.len()
+    } else {
+        "array(".len() + body.len()
+    } + 1;
+    if last_len + 1 + suffix.len() + 1 > LINE_WIDTH {
+        format!("array({body},\n      {suffix})")
+    } else {
+        format!("array({body}, {suffix})")
+    }
 }
 
 /// The positions (along one axis) shown: all, or `EDGE` at each end around `None` (`...`).
@@ -170,16 +181,17 @@ fn nest(
     let pos = positions(shape[axis], summarize);
     let mut out = String::from("[");
     if axis + 1 == shape.len() {
+        // As NumPy: one column is kept for the `,` after the array, one per enclosing `]`, and
+        // one for the `,` or `]` after each word.
+        let width = LINE_WIDTH - 1 - shape.len();
         let mut line_len = inner.len();
         for (k, p) in pos.into_iter().enumerate() {
             let word = match p {
                 Some(_) => words.next().unwrap_or_default(),
                 None => "...".to_string(),
             };
-            // The word plus the `,` or `]` that follows it.
-            let needed = word.len() + 1;
             if k > 0 {
-                if line_len + 1 + needed > LINE_WIDTH {
+                if line_len + 2 + word.len() > width {
                     out.push_str(",\n");
                     out.push_str(&inner);
                     line_len = inner.len();
@@ -465,12 +477,23 @@ mod tests {
             r(&d, &[2000]),
             "array([   0,    1,    2, ..., 1997, 1998, 1999], dtype=x, device=cpu)"
         );
-        let d: Vec<i64> = (0..40).collect();
-        let s = r(&d, &[40]);
-        assert!(s.starts_with("array([ 0,  1,  2,"), "{s}");
-        assert!(s.lines().count() >= 2, "{s}");
-        assert!(s.lines().all(|l| l.len() <= LINE_WIDTH + 30), "{s}");
-        assert!(s.lines().nth(1).unwrap().starts_with("       "), "{s}");
+        let d: Vec<f64> = (0..30).map(f64::from).collect();
+        assert_eq!(
+            render(&d, &[30], "dtype=float64"),
+            "array([ 0.,  1.,  2.,  3.,  4.,  5.,  6.,  7.,  8.,  9., 10., 11., 12.,\n       13., 14., 15., 16., 17., 18., 19., 20., 21., 22., 23., 24., 25.,\n       26., 27., 28., 29.], dtype=float64)"
+        );
+        let d: Vec<i64> = (0..20).collect();
+        let s = render(&d, &[20], "dtype=int64, device=cuda:0");
+        assert_eq!(
+            s,
+            "array([ 0,  1,  2,  3,  4,  5,  6,  7,  8,  9, 10, 11, 12, 13, 14, 15, 16,\n       17, 18, 19], dtype=int64, device=cuda:0)"
+        );
+        let d: Vec<i64> = (0..17).collect();
+        let s = render(&d, &[17], "dtype=int64, device=cuda:0");
+        assert_eq!(
+            s,
+            "array([ 0,  1,  2,  3,  4,  5,  6,  7,  8,  9, 10, 11, 12, 13, 14, 15, 16],\n      dtype=int64, device=cuda:0)"
+        );
         let d: Vec<i64> = (0..10000).collect();
         let s = r(&d, &[100, 100]);
         assert!(s.contains("\n       ...,\n"), "{s}");
