@@ -188,6 +188,13 @@ impl<'a> Twin<'a> {
                 let e = self.expr(e)?;
                 quote!(#e;)
             }
+            Stmt::Seq(ss) => {
+                let mut out = TokenStream::new();
+                for s in ss {
+                    out.extend(self.stmt(s)?);
+                }
+                out
+            }
             Stmt::Assign {
                 place, op, value, ..
             } => self.assign(place, *op, value)?,
@@ -259,7 +266,6 @@ impl<'a> Twin<'a> {
                 Ok(quote!({
                     let __v = #v;
                     let __p = #ptr;
-                    #[allow(unused_unsafe)]
                     unsafe { #store }
                 }))
             }
@@ -277,7 +283,7 @@ impl<'a> Twin<'a> {
         Ok(if self.checked {
             quote!(match #name.ptr(#idx, __t) { ::core::option::Option::Some(__p) => __p, ::core::option::Option::None => return })
         } else {
-            quote!(#[allow(unused_unsafe)] unsafe { #name.ptr_unchecked(#idx) })
+            quote!(unsafe { #name.ptr_unchecked(#idx) })
         })
     }
 
@@ -341,7 +347,7 @@ impl<'a> Twin<'a> {
                 if self.checked {
                     quote_spanned!(sp=> (match #name.get(#idx, __t) { ::core::option::Option::Some(__x) => __x, ::core::option::Option::None => return }))
                 } else {
-                    quote_spanned!(sp=> (#[allow(unused_unsafe)] unsafe { #name.get_unchecked(#idx) }))
+                    quote_spanned!(sp=> (unsafe { #name.get_unchecked(#idx) }))
                 }
             }
             ExprKind::Len(arr) => {
@@ -419,25 +425,34 @@ impl<'a> Twin<'a> {
                 let f = format_ident!("{}", op.name());
                 quote_spanned!(sp=> ({ let __p = #ptr; #rt::#f(__p, #(#a),*) }))
             }
-            ExprKind::If(c, then, els) => {
-                let cs = self.expr(c)?;
-                let t = self.block(then)?;
-                match els {
-                    Some(x) => {
-                        let xs = match &x.kind {
-                            ExprKind::If(..) => self.expr(x)?,
-                            ExprKind::Block(b) => self.block(b)?,
-                            _ => {
-                                let inner = self.expr(x)?;
-                                quote!({ #inner })
-                            }
-                        };
-                        quote!((if #cs #t else #xs))
-                    }
-                    None => quote!((if #cs #t)),
-                }
+            ExprKind::If(..) => {
+                let i = self.if_chain(e)?;
+                quote!((#i))
             }
             ExprKind::Block(b) => self.block(b)?,
+        })
+    }
+
+    /// `if c { .. } else if .. { .. } else { .. }` without surrounding parentheses.
+    fn if_chain(&self, e: &Expr) -> Result<TokenStream> {
+        let ExprKind::If(c, then, els) = &e.kind else {
+            return self.expr(e);
+        };
+        let cs = self.expr(c)?;
+        let t = self.block(then)?;
+        Ok(match els {
+            Some(x) => {
+                let xs = match &x.kind {
+                    ExprKind::If(..) => self.if_chain(x)?,
+                    ExprKind::Block(b) => self.block(b)?,
+                    _ => {
+                        let inner = self.expr(x)?;
+                        quote!({ #inner })
+                    }
+                };
+                quote!(if #cs #t else #xs)
+            }
+            None => quote!(if #cs #t),
         })
     }
 

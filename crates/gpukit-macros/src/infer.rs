@@ -293,6 +293,7 @@ impl Cx<'_> {
                 self.tys.unify(self.vars[*var].ty, t, value.span)
             }
             Stmt::Shared(_) | Stmt::Break | Stmt::Continue => Ok(()),
+            Stmt::Seq(ss) => ss.iter().try_for_each(|s| self.stmt(s)),
             Stmt::Expr(e) => self.expr(e).map(|_| ()),
             Stmt::Assign {
                 place,
@@ -505,8 +506,17 @@ mod check {
     }
 
     fn block(f: &Func, b: &Block) -> syn::Result<()> {
-        for s in &b.stmts {
+        stmts(f, &b.stmts)?;
+        if let Some(t) = &b.tail {
+            expr(f, t)?;
+        }
+        Ok(())
+    }
+
+    fn stmts(f: &Func, ss: &[Stmt]) -> syn::Result<()> {
+        for s in ss {
             match s {
+                Stmt::Seq(inner) => stmts(f, inner)?,
                 Stmt::Let { init: Some(e), .. } | Stmt::Expr(e) => expr(f, e)?,
                 Stmt::Const { value, .. } => expr(f, value)?,
                 Stmt::Assign {
@@ -534,9 +544,6 @@ mod check {
                 Stmt::Return(Some(e), _) => expr(f, e)?,
                 _ => {}
             }
-        }
-        if let Some(t) = &b.tail {
-            expr(f, t)?;
         }
         Ok(())
     }

@@ -109,6 +109,8 @@ pub enum Stmt {
     },
     /// `let tile = shared_array::<T, N>();` (index into [`Func::shared`]).
     Shared(usize),
+    /// Statements in the enclosing scope (what `let (a, b) = (x, y);` becomes).
+    Seq(Vec<Stmt>),
     /// An expression evaluated for its effects (`if`, a block, `atomic_add(..)`, `sync_threads()`).
     Expr(Expr),
     /// `place = value` or `place op= value`.

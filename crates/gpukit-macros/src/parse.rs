@@ -483,6 +483,9 @@ impl Parser {
                 if let Some(shared) = self.shared_array_call(&init.expr)? {
                     return self.shared_let(pat, annot, shared, span);
                 }
+                if let (syn::Pat::Tuple(pt), syn::Expr::Tuple(et)) = (pat, &*init.expr) {
+                    return self.tuple_let(pt, et, span);
+                }
                 Some(self.expr(&init.expr)?)
             }
             None => None,
@@ -549,6 +552,72 @@ impl Parser {
             }
         };
         Ok(Stmt::Let { pat, init, span })
+    }
+
+    /// `let (a, b) = (x, y);`: every value is computed before any name is bound, as in Rust.
+    fn tuple_let(
+        &mut self,
+        pat: &syn::PatTuple,
+        values: &syn::ExprTuple,
+        span: Span,
+    ) -> Result<Stmt> {
+        if pat.elems.len() != values.elems.len() {
+            return Err(Error::new(
+                span,
+                format!(
+                    "{} names for {} values",
+                    pat.elems.len(),
+                    values.elems.len()
+                ),
+            ));
+        }
+        let mut stmts = Vec::new();
+        let mut temps = Vec::new();
+        for v in &values.elems {
+            let e = self.expr(v)?;
+            let t = self.tys.any();
+            let tmp = self.declare(&syn::Ident::new("__gk_tuple_part", v.span()), t, false);
+            // Hidden from user code; named by its unique C++ name on both sides.
+            self.scopes
+                .last_mut()
+                .expect("scope")
+                .remove("__gk_tuple_part");
+            self.vars[tmp].name = syn::Ident::new(&self.vars[tmp].cuda, v.span());
+            stmts.push(Stmt::Let {
+                pat: LetPat::One(tmp),
+                init: Some(e),
+                span: v.span(),
+            });
+            temps.push(tmp);
+        }
+        for (p, tmp) in pat.elems.iter().zip(temps) {
+            let syn::Pat::Ident(pi) = p else {
+                return Err(Error::new(
+                    p.span(),
+                    "tuple patterns hold plain names: `let (x, y) = (a, b);`",
+                ));
+            };
+            if pi.by_ref.is_some() || pi.subpat.is_some() {
+                return Err(Error::new(
+                    p.span(),
+                    "tuple patterns hold plain names: `let (x, y) = (a, b);`",
+                ));
+            }
+            let t = self.tys.any();
+            let var = self.declare(&pi.ident, t, pi.mutability.is_some());
+            let ty = self.vars[tmp].ty;
+            let init = Expr {
+                kind: ExprKind::Var(tmp),
+                ty,
+                span: pi.span(),
+            };
+            stmts.push(Stmt::Let {
+                pat: LetPat::One(var),
+                init: Some(init),
+                span: pi.span(),
+            });
+        }
+        Ok(Stmt::Seq(stmts))
     }
 
     /// `shared_array::<T, N>()`, if `e` is that call: (element, length, span).
@@ -1141,13 +1210,15 @@ impl Parser {
         let ndim = match self.tys.get(self.vars[v].ty) {
             Ty::Slice { .. } => 1,
             Ty::View { ndim, .. } => ndim,
-            _ => return Err(Error::new(
-                ix.expr.span(),
-                format!(
+            _ => {
+                return Err(Error::new(
+                    ix.expr.span(),
+                    format!(
                     "`{}` is not an array: only array parameters and shared arrays can be indexed",
                     self.vars[v].name
                 ),
-            )),
+                ))
+            }
         };
         if let syn::Expr::Range(_) = &*ix.index {
             return Err(Error::new(

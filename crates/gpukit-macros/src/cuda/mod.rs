@@ -359,6 +359,7 @@ impl<'a> Gen<'a> {
                 Ok(())
             }
             Stmt::Expr(e) => self.expr_stmt(e),
+            Stmt::Seq(ss) => ss.iter().try_for_each(|s| self.stmt(s)),
             Stmt::Assign {
                 place, op, value, ..
             } => self.assign(place, *op, value),
