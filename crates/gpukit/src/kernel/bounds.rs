@@ -123,3 +123,33 @@ fn decode(rec: &[u64], u: &Use) -> OutOfBounds {
         block: [rec[8] as u32, rec[9] as u32, rec[10] as u32],
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_decode_into_errors() {
+        let mut rec = [0u64; SLOTS];
+        rec[..11].copy_from_slice(&[1, 1, 70, 64, 1, 5, 6, 0, 7, 8, 9]);
+        let u = Use {
+            kernel: "k",
+            array_names: &["a", "img"],
+        };
+        let e = decode(&rec, &u);
+        assert_eq!(
+            e,
+            OutOfBounds {
+                kernel: "k".into(),
+                array: "img".into(),
+                index: 70,
+                len: 64,
+                axis: 1,
+                thread: [5, 6, 0],
+                block: [7, 8, 9],
+            }
+        );
+        rec[1] = 9;
+        assert_eq!(decode(&rec, &u).array, "array #9");
+    }
+}

@@ -364,3 +364,22 @@ pub(crate) fn launch_values(
     values.iter().for_each(|&v| params.push(v));
     raw_launch(backend, func, config, &mut params, name)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameter_pointers_point_at_their_values_inline_and_spilled() {
+        for count in [0usize, 1, INLINE, INLINE + 17] {
+            let mut p = Params::new();
+            (0..count as u64).for_each(|v| p.push(v * 3 + 1));
+            let ptrs = p.pointers().to_vec();
+            assert_eq!(ptrs.len(), count);
+            for (i, ptr) in ptrs.iter().enumerate() {
+                // SAFETY: `p` is alive and unchanged since `pointers()`.
+                assert_eq!(unsafe { *(*ptr as *const u64) }, i as u64 * 3 + 1);
+            }
+        }
+    }
+}

@@ -185,3 +185,50 @@ fn run_cpu(info: &KernelInfo, config: &LaunchConfig, args: Vec<KernelArg<'_>>) -
     }
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::element::DType;
+    use crate::kernel::info::ParamInfo;
+
+    fn no_cpu(_: &cpu::BlockCtx, _: &cpu::CpuArgs) {}
+
+    const fn p(name: &'static str, kind: ParamKind) -> ParamInfo {
+        ParamInfo {
+            name,
+            kind,
+            dtype: DType::F32,
+            ndim: 1,
+        }
+    }
+
+    #[test]
+    fn array_ids_follow_array_names_and_skip_scalars() {
+        const PARAMS: &[ParamInfo] = &[
+            p("n", ParamKind::Scalar),
+            p("x", ParamKind::Slice),
+            p("s", ParamKind::Scalar),
+            p("y", ParamKind::SliceMut),
+        ];
+        let info = KernelInfo {
+            name: "k",
+            rust_source: "",
+            cuda_source: "",
+            device_fns: &[],
+            params: PARAMS,
+            array_names: &["x", "y", "tile"],
+            checked: true,
+            uses_barrier: false,
+            shared_bytes: 0,
+            cpu: no_cpu,
+        };
+        assert_eq!((array_id(&info, 1), array_id(&info, 3)), (0, 1));
+        // Without names (hand-written INFO): counted among the array parameters.
+        let unnamed = KernelInfo {
+            array_names: &[],
+            ..info
+        };
+        assert_eq!(array_id(&unnamed, 3), 1);
+    }
+}

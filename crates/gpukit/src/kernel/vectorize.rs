@@ -327,3 +327,62 @@ vectorize_fn!(
     /// Applies a four-input `#[vectorize]` function elementwise, broadcasting scalars.
     vectorize4, 4, a0: A0 => T0, a1: A1 => T1, a2: A2 => T2, a3: A3 => T3
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const INFO: VectorizeInfo = VectorizeInfo {
+        name: "f",
+        arity: 3,
+        rust_source: "",
+        cuda_source: "",
+    };
+
+    #[test]
+    fn shapes_broadcast_one_element_and_scalars() {
+        let cpu = Some(Device::Cpu);
+        let (s, d) = plan(
+            &INFO,
+            &[Some(&[1][..]), Some(&[2, 3][..]), None],
+            &[cpu, None, None],
+        )
+        .unwrap();
+        assert_eq!((s, d), (vec![2, 3], Device::Cpu));
+        let (s, _) = plan(
+            &INFO,
+            &[Some(&[1, 1][..]), Some(&[1][..]), None],
+            &[cpu, cpu, None],
+        )
+        .unwrap();
+        assert_eq!(s, [1, 1]);
+        let (s, _) = plan(&INFO, &[None, None, None], &[cpu, None, None]).unwrap();
+        assert!(s.is_empty());
+        let e = plan(
+            &INFO,
+            &[Some(&[4][..]), Some(&[1][..]), Some(&[2, 2][..])],
+            &[cpu; 3],
+        )
+        .unwrap_err();
+        assert!(matches!(e, Error::Shape(_)), "{e}");
+        assert!(
+            e.to_string()
+                .contains("input 3 has shape [2, 2] but input 1 has shape [4]"),
+            "{e}"
+        );
+        let e = plan(
+            &INFO,
+            &[None, None, None],
+            &[cpu, Some(Device::Cuda(0)), None],
+        )
+        .unwrap_err();
+        assert!(matches!(e, Error::DeviceMismatch(_)), "{e}");
+    }
+
+    #[test]
+    fn readers_broadcast_single_elements() {
+        assert_eq!(Reader::from_slice(&[7]).at(5), 7);
+        assert_eq!(Reader::from_slice(&[1, 2, 3]).at(2), 3);
+        assert_eq!(Reader::Splat(4).at(100), 4);
+    }
+}
