@@ -104,7 +104,8 @@ fn driver_device_count() -> Result<usize, String> {
             CUDA_ERROR_NO_DEVICE => return Err("no CUDA device".into()),
             code => {
                 return Err(format!(
-                    "the NVIDIA driver failed to initialise (cuInit returned error {code})"
+                    "the NVIDIA driver failed to initialise (cuInit: {})",
+                    describe(code)
                 ))
             }
         }
@@ -112,9 +113,24 @@ fn driver_device_count() -> Result<usize, String> {
         match count_fn(&mut count) {
             0 if count > 0 => Ok(count as usize),
             0 => Err("no CUDA device".into()),
-            code => Err(format!("cuDeviceGetCount returned error {code}")),
+            code => Err(format!("cuDeviceGetCount failed: {}", describe(code))),
         }
     }
+}
+
+/// The names of the driver errors a probe can meet, with the error number.
+fn describe(code: c_int) -> String {
+    let what = match code {
+        3 => "CUDA_ERROR_NOT_INITIALIZED",
+        34 => "CUDA_ERROR_STUB_LIBRARY: libcuda is the toolkit's stub, not the driver",
+        35 => "CUDA_ERROR_INSUFFICIENT_DRIVER: the driver is too old",
+        46 => "CUDA_ERROR_DEVICES_UNAVAILABLE: devices busy or unavailable",
+        101 => "CUDA_ERROR_INVALID_DEVICE",
+        304 => "CUDA_ERROR_OPERATING_SYSTEM",
+        999 => "CUDA_ERROR_UNKNOWN",
+        _ => "error",
+    };
+    format!("{what} ({code})")
 }
 
 #[cfg(test)]
@@ -132,6 +148,12 @@ mod tests {
                 "one-line reason: {why}"
             );
         }
+    }
+
+    #[test]
+    fn driver_errors_are_named() {
+        assert!(describe(35).contains("too old"));
+        assert_eq!(describe(12345), "error (12345)");
     }
 
     #[test]
