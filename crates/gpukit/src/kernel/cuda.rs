@@ -19,11 +19,13 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 /// One compiled function, keyed by the identity of the source it came from.
 struct Entry {
-    source_ptr: usize,
-    source_len: usize,
-    ordinal: usize,
+    key: Key,
     func: CudaFunction,
 }
+
+/// Address and length of the `'static` source, address of the helper list (identical kernel
+/// texts may share one literal but call different helpers), device.
+type Key = (usize, usize, usize, usize);
 
 // SAFETY: a CUfunction is a handle usable from any thread once its context is current.
 unsafe impl Send for Entry {}
@@ -32,22 +34,25 @@ unsafe impl Sync for Entry {}
 static FUNCTIONS: RwLock<Vec<Entry>> = RwLock::new(Vec::new());
 
 /// The loaded function `name` compiled from `source` on `backend`'s device, compiling on first
-/// use. `source` must be `'static`: its address identifies it.
+/// use. `key_source` must be `'static`: its address identifies it, with `helpers` (the address
+/// of the kernel's `#[device]` helper list, or 0).
 pub(crate) fn cached_function(
     backend: &CudaBackend,
     key_source: &'static str,
+    helpers: usize,
     name: &str,
     compile_source: impl FnOnce() -> String,
 ) -> Result<CUfunction> {
-    let key = (
+    let key: Key = (
         key_source.as_ptr() as usize,
         key_source.len(),
+        helpers,
         backend.ordinal(),
     );
     let find = |table: &[Entry]| {
         table
             .iter()
-            .find(|e| (e.source_ptr, e.source_len, e.ordinal) == key)
+            .find(|e| e.key == key)
             .map(|e| e.func.cu_function())
     };
     if let Some(f) = find(&FUNCTIONS.read().unwrap_or_else(|p| p.into_inner())) {
@@ -59,12 +64,7 @@ pub(crate) fn cached_function(
         return Ok(f);
     }
     let f = func.cu_function();
-    table.push(Entry {
-        source_ptr: key.0,
-        source_len: key.1,
-        ordinal: key.2,
-        func,
-    });
+    table.push(Entry { key, func });
     Ok(f)
 }
 
@@ -188,7 +188,10 @@ pub(crate) fn launch_kernel(
     args: Vec<KernelArg<'_>>,
     backend: &Arc<CudaBackend>,
 ) -> Result<()> {
-    let func = cached_function(backend, info.cuda_source, info.name, || full_source(info))?;
+    let helpers = info.device_fns.as_ptr() as usize;
+    let func = cached_function(backend, info.cuda_source, helpers, info.name, || {
+        full_source(info)
+    })?;
     let kinds = Some(info.params);
     let has_host = args.iter().any(|a| matches!(a.repr, ArgRepr::Host(_)));
     if has_host {

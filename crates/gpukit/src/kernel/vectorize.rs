@@ -286,7 +286,7 @@ fn run_cuda<R: Element>(
     inputs: impl FnOnce(&mut CudaInputs) -> Result<()>,
 ) -> Result<Array<R>> {
     let name = format!("{}_vectorized", info.name);
-    let func = cached_function(backend, info.cuda_source, &name, || {
+    let func = cached_function(backend, info.cuda_source, 0, &name, || {
         info.cuda_source.to_string()
     })?;
     let mut ins = CudaInputs {
