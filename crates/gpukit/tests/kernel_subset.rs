@@ -979,3 +979,40 @@ fn gpu_vectorize_matches_cpu() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The CUDA C++ of every kernel above compiles (needs libnvrtc, no GPU)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn every_kernel_compiles_with_nvrtc() {
+    let infos = [
+        &saxpy::INFO,
+        &int_ops::INFO,
+        &casts::INFO,
+        &math::INFO,
+        &control::INFO,
+        &grid_stride::INFO,
+        &to_gray::INFO,
+        &index_sum::INFO,
+        &block_sum::INFO,
+        &atomics::INFO,
+        &use_helpers::INFO,
+        &monte_carlo::INFO,
+        &offset_read::INFO,
+        &offset_read_unchecked::INFO,
+    ];
+    for info in infos {
+        match gpukit::__private::ptx(info) {
+            Ok(ptx) => assert!(ptx.contains(&format!(".entry {}(", info.name))),
+            Err(Error::NoGpu(why)) => {
+                if std::env::var("GPUKIT_REQUIRE_NVRTC").as_deref() == Ok("1") {
+                    panic!("GPUKIT_REQUIRE_NVRTC=1 but NVRTC is unavailable: {why}");
+                }
+                println!("skipped: libnvrtc not available ({why})");
+                return;
+            }
+            Err(e) => panic!("`{}` does not compile: {e}", info.name),
+        }
+    }
+}
