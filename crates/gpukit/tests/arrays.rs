@@ -56,6 +56,22 @@ fn the_design_tour_runs_on_the_default_device() {
 }
 
 #[test]
+fn impossible_sizes_are_errors_not_aborts() {
+    let e = Array::<f64>::zeros_on(1usize << 60, &cpu()).unwrap_err();
+    assert!(matches!(e, Error::OutOfMemory { .. }), "{e}");
+    assert!(e.to_string().contains("cpu"), "{e}");
+    let e = Array::<u8>::zeros_on([usize::MAX, 2], &cpu()).unwrap_err();
+    assert!(matches!(e, Error::Shape(_)), "{e}");
+    assert!(Array::arange_on(0i64, i64::MAX, &cpu()).is_err());
+    assert!(Array::linspace_on(0.0f32, 1.0, usize::MAX, &cpu()).is_err());
+    // The process carries on.
+    assert_eq!(
+        Array::<f64>::ones_on(2, &cpu()).unwrap().sum().unwrap(),
+        2.0
+    );
+}
+
+#[test]
 fn arange_and_linspace_follow_numpy() {
     let on = |a: Array<i32>| a.to_vec().unwrap();
     assert_eq!(

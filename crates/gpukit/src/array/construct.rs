@@ -3,6 +3,7 @@
 //! Every constructor has a form for the default device and an `_on(.., &Device)` form.
 
 use super::{checked_size, kernels, Array, Storage};
+use crate::backend::cpu;
 use crate::backend::cuda::CudaBackend;
 use crate::device::{default_device, Device};
 use crate::element::{Element, Float, Numeric, Scalar};
@@ -71,7 +72,7 @@ impl<T: Element> Array<T> {
         let shape = shape.into_shape();
         let n = checked_size(&shape)?;
         match device {
-            Device::Cpu => Array::from_storage(shape, Storage::Cpu(vec![value; n])),
+            Device::Cpu => Array::from_storage(shape, Storage::Cpu(cpu::alloc_filled(n, value)?)),
             Device::Cuda(i) => {
                 let backend = CudaBackend::get(*i)?;
                 let slice = if value == T::zero() {
@@ -258,8 +259,8 @@ impl<T: Numeric> Array<T> {
         };
         match device {
             Device::Cpu => {
-                let mut v = vec![T::zero(); n];
-                crate::backend::cpu::fill_indexed(&mut v, value);
+                let mut v = cpu::alloc_filled(n, T::zero())?;
+                cpu::fill_indexed(&mut v, value);
                 Array::from_storage(vec![n], Storage::Cpu(v))
             }
             Device::Cuda(i) => {
@@ -301,8 +302,8 @@ impl<T: Float> Array<T> {
         let last = if num > 1 { b } else { f64::NAN };
         match device {
             Device::Cpu => {
-                let mut v = vec![T::zero(); num];
-                crate::backend::cpu::fill_indexed(&mut v, |i| {
+                let mut v = cpu::alloc_filled(num, T::zero())?;
+                cpu::fill_indexed(&mut v, |i| {
                     if i + 1 == num && num > 1 {
                         stop
                     } else {

@@ -26,6 +26,38 @@ pub(crate) fn take_pending_error() -> Result<()> {
     }
 }
 
+/// Bytes of memory the system can still hand out (`MemAvailable`), if known.
+pub(crate) fn available_memory() -> Option<usize> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb: usize = meminfo
+        .lines()
+        .find(|l| l.starts_with("MemAvailable:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    Some(kb * 1024)
+}
+
+/// A host buffer of `n` copies of `value`, or [`Error::OutOfMemory`] when the request cannot
+/// be met (instead of aborting the process as a failed `vec!` would).
+pub(crate) fn alloc_filled<T: Clone>(n: usize, value: T) -> Result<Vec<T>> {
+    let requested = n.saturating_mul(std::mem::size_of::<T>());
+    let free = available_memory();
+    let oom = |free: usize| Error::OutOfMemory {
+        device: "cpu".into(),
+        requested,
+        free,
+    };
+    if requested > isize::MAX as usize || free.is_some_and(|f| requested > f) {
+        return Err(oom(free.unwrap_or(0)));
+    }
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| oom(free.unwrap_or(0)))?;
+    v.resize(n, value);
+    Ok(v)
+}
+
 /// Elements per parallel task: large enough that scheduling costs nothing next to the work.
 pub(crate) const CHUNK: usize = 1 << 14;
 
@@ -105,6 +137,13 @@ mod tests {
         let e = take_pending_error().unwrap_err();
         assert_eq!(e.to_string(), "first");
         assert!(take_pending_error().is_ok());
+    }
+
+    #[test]
+    fn impossible_allocations_are_errors() {
+        let e = alloc_filled(usize::MAX / 2, 0u64).unwrap_err();
+        assert!(matches!(e, Error::OutOfMemory { .. }), "{e}");
+        assert_eq!(alloc_filled(3, 7u8).unwrap(), vec![7, 7, 7]);
     }
 
     #[test]
