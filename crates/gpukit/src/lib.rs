@@ -4,11 +4,11 @@
 //! device arrays ([`Array`]), kernels written in Rust ([`kernel`](macro@kernel)), raw CUDA C
 //! ([`Module::from_cuda`]), and a CPU backend that runs the same code on machines without a GPU.
 //!
-//! ```no_run
+//! ```
 //! use gpukit::prelude::*;
 //!
 //! #[kernel]
-//! fn double(input: &[f64], output: &mut [f64]) {
+//! fn double_it(input: &[f64], output: &mut [f64]) {
 //!     let i = grid(1);
 //!     if i < input.len() {
 //!         output[i] = input[i] * 2.0;
@@ -18,8 +18,9 @@
 //! # fn main() -> gpukit::Result<()> {
 //! let data = Array::arange(0.0, 10.0)?;
 //! let mut out = Array::<f64>::zeros(10)?;
-//! launch!(double[1, 10](&data, &mut out))?;
+//! launch!(double_it[1, 10](&data, &mut out))?;
 //! println!("{out}");
+//! # assert_eq!(out.sum()?, 90.0);
 //! # Ok(())
 //! # }
 //! ```
