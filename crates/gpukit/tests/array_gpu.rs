@@ -688,6 +688,8 @@ fn gpu_elementwise_bandwidth_is_near_copy_bandwidth() {
     let add_in_place = time(&mut || c += &b);
     // Reference: the driver's device-to-device copy of the same buffer (read + write).
     let ctx = cudarc::driver::CudaContext::new(0).unwrap();
+    // One stream, as gpukit uses: no cross-stream event tracking.
+    unsafe { ctx.disable_event_tracking() };
     let stream = ctx.new_stream().unwrap();
     let src = stream.alloc_zeros::<f32>(n).unwrap();
     let mut dst = stream.alloc_zeros::<f32>(n).unwrap();
@@ -707,12 +709,48 @@ fn gpu_elementwise_bandwidth_is_near_copy_bandwidth() {
         gbs(2 * bytes, copy),
     );
     println!("elementwise f32 add, 2^26 elements: {add_bw:.0} GB/s (a + b), {inplace_bw:.0} GB/s (c += b); cuMemcpyDtoD {copy_bw:.0} GB/s");
-    // Launch overhead of a tiny elementwise op.
-    let tiny = Array::<f32>::ones_on(1, &dev).unwrap();
+    // Launch overhead of tiny elementwise ops, next to a raw cudarc launch of a similar kernel.
+    let mut tiny = Array::<f32>::ones_on(1, &dev).unwrap();
     let per_op = time(&mut || drop((&tiny + 1.0).unwrap()));
+    let per_in_place = time(&mut || tiny += 1.0);
+    let ptx = cudarc::nvrtc::compile_ptx(
+        "extern \"C\" __global__ void inc(float* x, unsigned long long n) { unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] += 1.0f; }",
+    )
+    .unwrap();
+    let module = ctx.load_module(ptx).unwrap();
+    let inc = module.load_function("inc").unwrap();
+    let mut x = stream.alloc_zeros::<f32>(1).unwrap();
+    let one = 1u64;
+    let cfg = cudarc::driver::LaunchConfig::for_num_elems(1);
+    let raw = {
+        use cudarc::driver::PushKernelArg;
+        let mut launch = || unsafe {
+            stream
+                .launch_builder(&inc)
+                .arg(&mut x)
+                .arg(&one)
+                .launch(cfg)
+                .unwrap();
+        };
+        launch();
+        stream.synchronize().unwrap();
+        let t = std::time::Instant::now();
+        for _ in 0..1000 {
+            launch();
+        }
+        stream.synchronize().unwrap();
+        t.elapsed().as_secs_f64() / 1000.0
+    };
     println!(
-        "tiny elementwise op (alloc + launch): {:.1} us",
-        per_op * 1e6
+        "tiny op: {:.1} us (a + 1.0, with allocation), {:.1} us (a += 1.0); raw cudarc launch {:.1} us",
+        per_op * 1e6,
+        per_in_place * 1e6,
+        raw * 1e6
+    );
+    assert!(
+        per_in_place < raw + 50e-6,
+        "gpukit adds {:.1} us per launch",
+        (per_in_place - raw) * 1e6
     );
     assert!(
         inplace_bw >= 0.7 * copy_bw,
