@@ -139,13 +139,19 @@ impl BlockCtx {
     /// Runs `body` once per thread of the block, one thread after the other (kernels that do
     /// not call `sync_threads()`).
     pub fn for_each_thread<F: Fn(&ThreadCtx)>(&self, body: F) {
-        for idx in self.thread_indices() {
-            self.current.set(idx);
-            body(&ThreadCtx {
-                thread_idx: idx,
-                block: self,
-                yielder: std::ptr::null(),
-            });
+        let d = self.block_dim;
+        for z in 0..d.z {
+            for y in 0..d.y {
+                for x in 0..d.x {
+                    let idx = Dim3::new(x, y, z);
+                    self.current.set(idx);
+                    body(&ThreadCtx {
+                        thread_idx: idx,
+                        block: self,
+                        yielder: std::ptr::null(),
+                    });
+                }
+            }
         }
     }
 
