@@ -6,7 +6,6 @@ use crate::types::Prim;
 use crate::{cuda, infer, parse};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
-use syn::spanned::Spanned;
 use syn::{Error, Result};
 
 /// Lints that generated code may trip without the user being at fault.
@@ -21,8 +20,7 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> Result<TokenStream> {
         "" => true,
         "unchecked" => false,
         _ => {
-            return Err(Error::new(
-                attr.span(),
+            return Err(Error::new_spanned(&attr,
                 "`#[kernel]` takes no options or `unchecked` (`#[kernel(unchecked)]` turns off bounds checks)",
             ))
         }
@@ -271,8 +269,8 @@ fn no_options(attr: &TokenStream, what: &str) -> Result<()> {
     if attr.is_empty() {
         Ok(())
     } else {
-        Err(Error::new(
-            attr.span(),
+        Err(Error::new_spanned(
+            &attr,
             format!("`{what}` takes no options"),
         ))
     }

@@ -409,6 +409,14 @@ impl Cx<'_> {
             }
             ExprKind::Method(m, recv, args) => {
                 let rt = self.expr(recv)?;
+                if let Term::Known(Ty::Prim(p)) = &self.tys.term[self.tys.find(rt)] {
+                    if !methods::accepts(m.recv, *p) {
+                        return Err(Error::new(
+                            sp,
+                            format!("no method `{}` on `{p}` in kernel code", m.name),
+                        ));
+                    }
+                }
                 match m.recv {
                     methods::Recv::Float => self.tys.want_float(rt, recv.span)?,
                     methods::Recv::Int => self.tys.want_int(rt, recv.span)?,
@@ -651,5 +659,109 @@ mod check {
             ExprKind::Block(b) => block(f, b),
             _ => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{kernel_error, kernel_ir};
+
+    /// The inferred type of the local called `name` (the last one, if shadowed).
+    fn ty_of(src: &str, name: &str) -> Ty {
+        let f = kernel_ir(src, true).unwrap_or_else(|e| panic!("{e}"));
+        let v = f
+            .vars
+            .iter()
+            .rev()
+            .find(|v| v.name == name)
+            .expect("variable exists");
+        f.tys.get(v.ty)
+    }
+
+    const F32: Ty = Ty::Prim(Prim::F32);
+
+    #[test]
+    fn float_literal_takes_type_from_later_use() {
+        let src = "fn k(a: &[f32], o: &mut [f32]) { let mut s = 0.0; for i in 0..a.len() { s += a[i]; } o[0] = s; }";
+        assert_eq!(ty_of(src, "s"), F32);
+        assert_eq!(ty_of(src, "i"), Ty::Prim(Prim::Usize));
+    }
+
+    #[test]
+    fn defaults_are_i32_and_f64() {
+        let src = "fn k(o: &mut [f32]) { let a = 1; let b = 2.0; let c = a + 3; let d = b * 2.0; }";
+        assert_eq!(ty_of(src, "a"), Ty::Prim(Prim::I32));
+        assert_eq!(ty_of(src, "c"), Ty::Prim(Prim::I32));
+        assert_eq!(ty_of(src, "b"), Ty::Prim(Prim::F64));
+        assert_eq!(ty_of(src, "d"), Ty::Prim(Prim::F64));
+    }
+
+    #[test]
+    fn indices_are_usize_and_shifts_keep_the_left_type() {
+        let src = "fn k(o: &mut [u8]) { let i = 3; let s = 2; let v = o[i] << s; o[i] = v; }";
+        assert_eq!(ty_of(src, "i"), Ty::Prim(Prim::Usize));
+        assert_eq!(ty_of(src, "s"), Ty::Prim(Prim::I32));
+        assert_eq!(ty_of(src, "v"), Ty::Prim(Prim::U8));
+    }
+
+    #[test]
+    fn method_results_and_arguments() {
+        let src = "fn k(o: &mut [f32]) { let x = 2.0; let p = x.powi(3); let n = 5; let q = o[0].powi(n); let m = 3u64.pow(2); }";
+        assert_eq!(ty_of(src, "x"), Ty::Prim(Prim::F64));
+        assert_eq!(ty_of(src, "n"), Ty::Prim(Prim::I32));
+        assert_eq!(ty_of(src, "m"), Ty::Prim(Prim::U64));
+        assert_eq!(ty_of(src, "q"), F32);
+        let e = kernel_error("fn k(o: &mut [f32]) { let c = o[0].count_ones(); }");
+        assert!(e.contains("no method `count_ones` on `f32`"), "{e}");
+    }
+
+    #[test]
+    fn if_branches_and_casts() {
+        let src = "fn k(o: &mut [f32], n: u64) { let v = if n > 2 { 1.5 } else { o[0] }; let w = n as f32 * 2.0; let z = 7 as f64; }";
+        assert_eq!(ty_of(src, "v"), F32);
+        assert_eq!(ty_of(src, "w"), F32);
+        assert_eq!(ty_of(src, "z"), Ty::Prim(Prim::F64));
+    }
+
+    #[test]
+    fn device_results_are_opaque_until_context_fixes_them() {
+        let src = "fn k(o: &mut [f32]) { let a = helper(1.0); let b = helper(2.0); o[0] = b; let c = a * 2.0; }";
+        assert_eq!(ty_of(src, "b"), F32);
+        assert_eq!(
+            ty_of(src, "a"),
+            Ty::Opaque(Opaque::Ret("gk_dev_helper".into()))
+        );
+        assert_eq!(
+            ty_of(src, "c"),
+            Ty::Opaque(Opaque::Ret("gk_dev_helper".into()))
+        );
+    }
+
+    #[test]
+    fn diverging_branches_fit_any_type() {
+        let src = "fn k(o: &mut [f32]) { let i = grid(1); let v = if i < o.len() { o[i] } else { return; }; o[i] = v * 2.0; }";
+        assert_eq!(ty_of(src, "v"), F32);
+    }
+
+    #[test]
+    fn mismatches_are_errors() {
+        assert!(
+            kernel_error("fn k(o: &mut [f32]) { let x: f64 = 1.0; o[0] = x; }")
+                .contains("expected `f32`, found `f64`")
+        );
+        assert!(kernel_error("fn k(o: &mut [i32]) { o[0] = 1.5; }").contains("mismatched types"));
+        assert!(kernel_error("fn k(o: &mut [bool]) { o[0] = o[1] + o[2]; }")
+            .contains("operator `+` is not defined for `bool`"));
+        assert!(
+            kernel_error("fn k(o: &mut [f32]) { let b = o[0] as bool; }")
+                .contains("cannot cast `f32` as `bool`")
+        );
+        assert!(kernel_error("fn k(o: &mut [f32]) { return 1.0; }")
+            .contains("a kernel returns nothing"));
+        assert!(
+            kernel_error("fn k(o: &mut [u8]) { atomic_add(&mut o[0], 1); }")
+                .contains("`atomic_add` works on")
+        );
     }
 }

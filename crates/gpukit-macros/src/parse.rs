@@ -28,14 +28,13 @@ pub fn kernel(item: &syn::ItemFn, checked: bool) -> Result<Func> {
     p.signature_common(&item.sig, "kernel")?;
     let name = item.sig.ident.to_string();
     if crate::names::is_reserved(&name) {
-        return Err(Error::new(
-            item.sig.ident.span(),
+        return Err(Error::new_spanned(&item.sig.ident,
             format!("`{name}` is a reserved word or built-in in CUDA C++, where the kernel keeps its name: choose another name (e.g. `{name}_kernel`)"),
         ));
     }
     if let syn::ReturnType::Type(_, ty) = &item.sig.output {
-        return Err(Error::new(
-            ty.span(),
+        return Err(Error::new_spanned(
+            &ty,
             "a kernel returns nothing: write results into `&mut [T]` parameters",
         ));
     }
@@ -127,8 +126,8 @@ fn scalar_fn(item: &syn::ItemFn, mode: Mode) -> Result<Func> {
     let ret = match &item.sig.output {
         syn::ReturnType::Default => None,
         syn::ReturnType::Type(_, ty) => Some(prim_of_type(ty).ok_or_else(|| {
-            Error::new(
-                ty.span(),
+            Error::new_spanned(
+                &ty,
                 format!("a {what} returns a scalar (bool, integers, f32, f64)"),
             )
         })?),
@@ -137,14 +136,13 @@ fn scalar_fn(item: &syn::ItemFn, mode: Mode) -> Result<Func> {
     for input in &item.sig.inputs {
         let (name, mutable, ty) = p.param_parts(input)?;
         let prim = prim_of_type(ty).ok_or_else(|| {
-            Error::new(
-                ty.span(),
+            Error::new_spanned(&ty,
                 format!("a {what} takes scalars (bool, integers, f32, f64); arrays belong to #[kernel] functions"),
             )
         })?;
         if mode == Mode::Vectorize && !prim.is_element() {
-            return Err(Error::new(
-                ty.span(),
+            return Err(Error::new_spanned(
+                &ty,
                 format!("#[vectorize] inputs are array element types: {ELEMENT_TYPES}"),
             ));
         }
@@ -159,20 +157,20 @@ fn scalar_fn(item: &syn::ItemFn, mode: Mode) -> Result<Func> {
     let kind = match mode {
         Mode::Vectorize => {
             let ret = ret.ok_or_else(|| {
-                Error::new(
-                    item.sig.span(),
+                Error::new_spanned(
+                    &item.sig,
                     "a #[vectorize] function returns one value per element: add `-> T`",
                 )
             })?;
             if !ret.is_element() {
-                return Err(Error::new(
-                    item.sig.output.span(),
+                return Err(Error::new_spanned(
+                    &item.sig.output,
                     format!("#[vectorize] results are array element types: {ELEMENT_TYPES}"),
                 ));
             }
             if params.is_empty() || params.len() > 4 {
-                return Err(Error::new(
-                    item.sig.inputs.span(),
+                return Err(Error::new_spanned(
+                    &item.sig.inputs,
                     "a #[vectorize] function takes 1 to 4 inputs",
                 ));
             }
@@ -213,16 +211,15 @@ fn prim_of_type(ty: &syn::Type) -> Option<Prim> {
 
 fn kernel_param_ty(ty: &syn::Type) -> Result<ParamTy> {
     let unsupported = || {
-        Error::new(
-            ty.span(),
+        Error::new_spanned(&ty,
             "unsupported parameter type: kernels take `&[T]`, `&mut [T]`, `&View2<T>`, `&View3<T>` (or `&mut`), and scalars (bool, integers, f32, f64)",
         )
     };
     let element = |t: &syn::Type| -> Result<Prim> {
         match prim_of_type(t) {
             Some(p) if p.is_element() => Ok(p),
-            _ => Err(Error::new(
-                t.span(),
+            _ => Err(Error::new_spanned(
+                &t,
                 format!("array elements must be one of {ELEMENT_TYPES}"),
             )),
         }
@@ -230,8 +227,7 @@ fn kernel_param_ty(ty: &syn::Type) -> Result<ParamTy> {
     match ty {
         syn::Type::Reference(r) => {
             if r.lifetime.is_some() {
-                return Err(Error::new(
-                    r.lifetime.span(),
+                return Err(Error::new_spanned(&r.lifetime,
                     "kernel parameters take no lifetimes",
                 ));
             }
@@ -256,8 +252,7 @@ fn kernel_param_ty(ty: &syn::Type) -> Result<ParamTy> {
                             }
                         }
                         _ => {
-                            return Err(Error::new(
-                                seg.span(),
+                            return Err(Error::new_spanned(&seg,
                                 format!("write the element type: `View{ndim}<f32>`"),
                             ))
                         }
@@ -273,8 +268,7 @@ fn kernel_param_ty(ty: &syn::Type) -> Result<ParamTy> {
         }
         _ => match prim_of_type(ty) {
             Some(p) if p.dtype().is_some() => Ok(ParamTy::Scalar(p)),
-            Some(p) => Err(Error::new(
-                ty.span(),
+            Some(p) => Err(Error::new_spanned(&ty,
                 format!("scalar parameters of type `{p}` are not supported: use i32, i64, u32, u64, usize, isize, u8, f32, f64 or bool"),
             )),
             None => Err(unsupported()),
@@ -333,8 +327,8 @@ impl Parser {
 
     fn signature_common(&self, sig: &syn::Signature, what: &str) -> Result<()> {
         if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-            return Err(Error::new(
-                sig.generics.span(),
+            return Err(Error::new_spanned(
+                &sig.generics,
                 format!("a {what} cannot be generic: write one per element type"),
             ));
         }
@@ -345,11 +339,14 @@ impl Parser {
             return Err(Error::new(c.span, format!("a {what} cannot be const")));
         }
         if let Some(v) = &sig.variadic {
-            return Err(Error::new(v.span(), "variadic functions are not supported"));
+            return Err(Error::new_spanned(
+                &v,
+                "variadic functions are not supported",
+            ));
         }
         if let Some(abi) = &sig.abi {
-            return Err(Error::new(
-                abi.span(),
+            return Err(Error::new_spanned(
+                &abi,
                 format!("a {what} cannot declare an ABI"),
             ));
         }
@@ -361,16 +358,16 @@ impl Parser {
         input: &'a syn::FnArg,
     ) -> Result<(&'a syn::Ident, bool, &'a syn::Type)> {
         match input {
-            syn::FnArg::Receiver(r) => Err(Error::new(
-                r.span(),
+            syn::FnArg::Receiver(r) => Err(Error::new_spanned(
+                &r,
                 "kernel functions are free functions: no `self`",
             )),
             syn::FnArg::Typed(pt) => match &*pt.pat {
                 syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
                     Ok((&pi.ident, pi.mutability.is_some(), &pt.ty))
                 }
-                other => Err(Error::new(
-                    other.span(),
+                other => Err(Error::new_spanned(
+                    &other,
                     "parameters are plain names (`x: f32`), not patterns",
                 )),
             },
@@ -436,7 +433,7 @@ impl Parser {
         match item {
             syn::Item::Const(c) => {
                 let prim = prim_of_type(&c.ty).ok_or_else(|| {
-                    Error::new(c.ty.span(), "constants in kernel code are scalars (bool, integers, f32, f64)")
+                    Error::new_spanned(&c.ty, "constants in kernel code are scalars (bool, integers, f32, f64)")
                 })?;
                 let value = self.expr(&c.expr)?;
                 let lit = match &value.kind {
@@ -451,8 +448,7 @@ impl Parser {
                 Ok(Stmt::Const { var, value })
             }
             syn::Item::Macro(m) => Err(macro_error(&m.mac)),
-            other => Err(Error::new(
-                other.span(),
+            other => Err(Error::new_spanned(&other,
                 "only `const` items can be declared inside kernel code (no fn, struct, use, static, ...)",
             )),
         }
@@ -463,8 +459,7 @@ impl Parser {
         let (pat, annot) = match &l.pat {
             syn::Pat::Type(pt) => {
                 let prim = prim_of_type(&pt.ty).ok_or_else(|| {
-                    Error::new(
-                        pt.ty.span(),
+                    Error::new_spanned(&pt.ty,
                         "local variables hold scalars (bool, integers, f32, f64): references, arrays, String and Vec are not supported",
                     )
                 })?;
@@ -475,8 +470,8 @@ impl Parser {
         let init = match &l.init {
             Some(init) => {
                 if let Some((_, d)) = &init.diverge {
-                    return Err(Error::new(
-                        d.span(),
+                    return Err(Error::new_spanned(
+                        &d,
                         "`let ... else` is not supported in kernel code",
                     ));
                 }
@@ -512,8 +507,7 @@ impl Parser {
                 LetPat::One(self.declare(&pi.ident, t, pi.mutability.is_some()))
             }
             syn::Pat::Ident(pi) => {
-                return Err(Error::new(
-                    pi.span(),
+                return Err(Error::new_spanned(&pi,
                     "`ref` bindings are not supported: kernel code has no references",
                 ))
             }
@@ -531,8 +525,7 @@ impl Parser {
                             vs.push((pi.ident.clone(), ty, pi.mutability.is_some()));
                         }
                         other => {
-                            return Err(Error::new(
-                                other.span(),
+                            return Err(Error::new_spanned(&other,
                                 "tuple patterns hold plain names: `let (x, y) = grid2();`",
                             ))
                         }
@@ -545,8 +538,7 @@ impl Parser {
                 )
             }
             other => {
-                return Err(Error::new(
-                    other.span(),
+                return Err(Error::new_spanned(&other,
                     "unsupported pattern: `let` binds a name (`let x = ..`, `let mut x: f32 = ..`) or the axes of grid2()/grid3()",
                 ))
             }
@@ -592,14 +584,14 @@ impl Parser {
         }
         for (p, tmp) in pat.elems.iter().zip(temps) {
             let syn::Pat::Ident(pi) = p else {
-                return Err(Error::new(
-                    p.span(),
+                return Err(Error::new_spanned(
+                    &p,
                     "tuple patterns hold plain names: `let (x, y) = (a, b);`",
                 ));
             };
             if pi.by_ref.is_some() || pi.subpat.is_some() {
-                return Err(Error::new(
-                    p.span(),
+                return Err(Error::new_spanned(
+                    &p,
                     "tuple patterns hold plain names: `let (x, y) = (a, b);`",
                 ));
             }
@@ -635,20 +627,19 @@ impl Parser {
             return Ok(None);
         }
         if self.mode != Mode::Kernel {
-            return Err(Error::new(
-                e.span(),
+            return Err(Error::new_spanned(
+                &e,
                 "shared arrays exist only in #[kernel] functions",
             ));
         }
         let usage = || {
-            Error::new(
-                seg.span(),
+            Error::new_spanned(&seg,
                 "write `shared_array::<T, N>()` with an element type and a length that is an integer literal or a `const` declared in the kernel",
             )
         };
         if !c.args.is_empty() {
-            return Err(Error::new(
-                c.args.span(),
+            return Err(Error::new_spanned(
+                &c.args,
                 "`shared_array::<T, N>()` takes no arguments",
             ));
         }
@@ -662,8 +653,8 @@ impl Parser {
             syn::GenericArgument::Type(t) => match prim_of_type(t) {
                 Some(p) if p.is_element() => p,
                 _ => {
-                    return Err(Error::new(
-                        t.span(),
+                    return Err(Error::new_spanned(
+                        &t,
                         format!("shared array elements must be one of {ELEMENT_TYPES}"),
                     ))
                 }
@@ -692,8 +683,8 @@ impl Parser {
             _ => return Err(usage()),
         };
         if len == 0 {
-            return Err(Error::new(
-                args.span(),
+            return Err(Error::new_spanned(
+                &args,
                 "a shared array needs at least one element",
             ));
         }
@@ -704,11 +695,10 @@ impl Parser {
         let name = path
             .get_ident()
             .map(|i| i.to_string())
-            .ok_or_else(|| Error::new(path.span(), "expected a const name"))?;
+            .ok_or_else(|| Error::new_spanned(&path, "expected a const name"))?;
         match self.lookup(&name).and_then(|v| self.consts.get(&v)) {
             Some(v) => Ok(*v as u64),
-            None => Err(Error::new(
-                path.span(),
+            None => Err(Error::new_spanned(&path,
                 format!("`{name}` is not a `const` declared in this kernel with an integer literal value (the macro cannot see constants declared outside the kernel)"),
             )),
         }
@@ -728,8 +718,8 @@ impl Parser {
             ));
         }
         let syn::Pat::Ident(pi) = pat else {
-            return Err(Error::new(
-                pat.span(),
+            return Err(Error::new_spanned(
+                &pat,
                 "bind a shared array to a name: `let tile = shared_array::<f32, 256>();`",
             ));
         };
@@ -795,25 +785,25 @@ impl Parser {
             syn::Expr::ForLoop(f) => self.for_loop(f),
             syn::Expr::Break(b) => {
                 if b.label.is_some() || b.expr.is_some() {
-                    return Err(Error::new(
-                        b.span(),
+                    return Err(Error::new_spanned(
+                        &b,
                         "`break` takes no label or value in kernel code",
                     ));
                 }
                 if self.loops == 0 {
-                    return Err(Error::new(b.span(), "`break` outside of a loop"));
+                    return Err(Error::new_spanned(&b, "`break` outside of a loop"));
                 }
                 Ok(Stmt::Break)
             }
             syn::Expr::Continue(c) => {
                 if c.label.is_some() {
-                    return Err(Error::new(
-                        c.span(),
+                    return Err(Error::new_spanned(
+                        &c,
                         "`continue` takes no label in kernel code",
                     ));
                 }
                 if self.loops == 0 {
-                    return Err(Error::new(c.span(), "`continue` outside of a loop"));
+                    return Err(Error::new_spanned(&c, "`continue` outside of a loop"));
                 }
                 Ok(Stmt::Continue)
             }
@@ -831,8 +821,8 @@ impl Parser {
 
     fn cond(&mut self, e: &syn::Expr) -> Result<Expr> {
         if let syn::Expr::Let(l) = e {
-            return Err(Error::new(
-                l.span(),
+            return Err(Error::new_spanned(
+                &l,
                 "`if let` / `while let` are not supported: kernel code has no enums or patterns",
             ));
         }
@@ -856,7 +846,7 @@ impl Parser {
             match m.method.to_string().as_str() {
                 "step_by" if m.args.len() == 1 => step = Some(&m.args[0]),
                 "rev" if m.args.is_empty() => rev = true,
-                _ => return Err(Error::new(m.method.span(), usage)),
+                _ => return Err(Error::new_spanned(&m.method, usage)),
             }
             range_expr = &m.receiver;
         }
@@ -864,18 +854,18 @@ impl Parser {
             range_expr = &p.expr;
         }
         let syn::Expr::Range(r) = range_expr else {
-            return Err(Error::new(f.expr.span(), usage));
+            return Err(Error::new_spanned(&f.expr, usage));
         };
         let (Some(start), Some(end)) = (&r.start, &r.end) else {
-            return Err(Error::new(
-                r.span(),
+            return Err(Error::new_spanned(
+                &r,
                 "ranges in for loops need a start and an end (`a..b`)",
             ));
         };
         let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
         if rev && inclusive {
-            return Err(Error::new(
-                r.span(),
+            return Err(Error::new_spanned(
+                &r,
                 "`(a..=b).rev()` is not supported: write `(a..b + 1).rev()`",
             ));
         }
@@ -900,8 +890,8 @@ impl Parser {
                 }
                 syn::Pat::Wild(w) => (syn::Ident::new("_i", w.span()), false),
                 other => {
-                    return Err(Error::new(
-                        other.span(),
+                    return Err(Error::new_spanned(
+                        &other,
                         "the loop variable is a plain name: `for i in ..`",
                     ))
                 }
@@ -924,15 +914,15 @@ impl Parser {
                         self.tys.get(self.vars[v].ty),
                         Ty::Slice { .. } | Ty::View { .. }
                     ) {
-                        return Err(Error::new(
-                            e.span(),
+                        return Err(Error::new_spanned(
+                            &e,
                             "cannot assign to a whole array: assign its elements (`a[i] = ..`)",
                         ));
                     }
                     return Ok(x);
                 }
-                Err(Error::new(
-                    e.span(),
+                Err(Error::new_spanned(
+                    &e,
                     "only local variables and array elements can be assigned",
                 ))
             }
@@ -942,8 +932,7 @@ impl Parser {
                     if let Ty::Slice { mutable: false, .. } | Ty::View { mutable: false, .. } =
                         self.tys.get(self.vars[v].ty)
                     {
-                        return Err(Error::new(
-                            ix.expr.span(),
+                        return Err(Error::new_spanned(&ix.expr,
                             format!(
                                 "cannot write to `{}`: it is a read-only parameter; declare it `&mut`",
                                 self.vars[v].name
@@ -953,16 +942,16 @@ impl Parser {
                 }
                 Ok(x)
             }
-            syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => Err(Error::new(
-                u.span(),
+            syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => Err(Error::new_spanned(
+                &u,
                 "dereferencing is not supported: kernel code has no references",
             )),
-            syn::Expr::Field(f) => Err(Error::new(
-                f.span(),
+            syn::Expr::Field(f) => Err(Error::new_spanned(
+                &f,
                 "fields cannot be assigned in kernel code",
             )),
-            other => Err(Error::new(
-                other.span(),
+            other => Err(Error::new_spanned(
+                &other,
                 "only local variables and array elements can be assigned",
             )),
         }
@@ -988,8 +977,7 @@ impl Parser {
                     syn::UnOp::Neg(_) => UnOp::Neg,
                     syn::UnOp::Not(_) => UnOp::Not,
                     _ => {
-                        return Err(Error::new(
-                            u.op.span(),
+                        return Err(Error::new_spanned(&u.op,
                             "dereferencing is not supported: kernel code has no references",
                         ))
                     }
@@ -1000,8 +988,7 @@ impl Parser {
             }
             syn::Expr::Binary(b) => {
                 let Some(op) = bin_op(&b.op) else {
-                    return Err(Error::new(
-                        b.op.span(),
+                    return Err(Error::new_spanned(&b.op,
                         "assignments are statements in kernel code: write `x += y;` on its own",
                     ));
                 };
@@ -1013,7 +1000,7 @@ impl Parser {
             syn::Expr::Cast(c) => {
                 let x = self.expr(&c.expr)?;
                 let p = prim_of_type(&c.ty).ok_or_else(|| {
-                    Error::new(c.ty.span(), "`as` converts to a primitive type (bool, integers, f32, f64)")
+                    Error::new_spanned(&c.ty, "`as` converts to a primitive type (bool, integers, f32, f64)")
                 })?;
                 let t = self.tys.prim(p);
                 Ok(self.mk(ExprKind::Cast(Box::new(x), p), t, span))
@@ -1027,8 +1014,7 @@ impl Parser {
                     syn::Member::Named(id) if id == "y" => Axis::Y,
                     syn::Member::Named(id) if id == "z" => Axis::Z,
                     _ => {
-                        return Err(Error::new(
-                            f.member.span(),
+                        return Err(Error::new_spanned(&f.member,
                             "only `.x`, `.y` and `.z` of thread_idx(), block_idx(), block_dim() and grid_dim() are supported; destructure grid2() with `let (x, y) = grid2();`",
                         ))
                     }
@@ -1040,40 +1026,40 @@ impl Parser {
             syn::Expr::If(i) => self.if_expr(i),
             syn::Expr::Block(b) => {
                 if b.label.is_some() {
-                    return Err(Error::new(span, "labeled blocks are not supported"));
+                    return Err(Error::new_spanned(e, "labeled blocks are not supported"));
                 }
                 let blk = self.block(&b.block)?;
                 let t = self.tys.any();
                 Ok(self.mk(ExprKind::Block(blk), t, span))
             }
             syn::Expr::Unsafe(u) => Err(Error::new(u.unsafe_token.span, "`unsafe` blocks are not needed or supported in kernel code")),
-            syn::Expr::Closure(_) => Err(Error::new(span, "closures are not supported in kernel code: write a #[device] function")),
+            syn::Expr::Closure(_) => Err(Error::new_spanned(e, "closures are not supported in kernel code: write a #[device] function")),
             syn::Expr::Macro(m) => Err(macro_error(&m.mac)),
-            syn::Expr::Reference(_) => Err(Error::new(
-                span,
+            syn::Expr::Reference(_) => Err(Error::new_spanned(
+                e,
                 "references cannot be taken in kernel code (only `atomic_*(&mut a[i], ..)` takes `&mut a[i]`)",
             )),
-            syn::Expr::Struct(_) => Err(Error::new(span, "struct literals are not supported in kernel code: use scalars and array parameters")),
-            syn::Expr::Tuple(_) => Err(Error::new(span, "tuples are not supported in kernel code (except `let (x, y) = grid2();`)")),
-            syn::Expr::Array(_) | syn::Expr::Repeat(_) => Err(Error::new(
-                span,
+            syn::Expr::Struct(_) => Err(Error::new_spanned(e, "struct literals are not supported in kernel code: use scalars and array parameters")),
+            syn::Expr::Tuple(_) => Err(Error::new_spanned(e, "tuples are not supported in kernel code (except `let (x, y) = grid2();`)")),
+            syn::Expr::Array(_) | syn::Expr::Repeat(_) => Err(Error::new_spanned(
+                e,
                 "array literals are not supported in kernel code: use `shared_array::<T, N>()` for per-block scratch memory",
             )),
-            syn::Expr::Match(_) => Err(Error::new(span, "`match` is not supported in kernel code: use `if` / `else if` / `else`")),
-            syn::Expr::Range(_) => Err(Error::new(span, "ranges are only supported as the iterator of a `for` loop")),
-            syn::Expr::Let(_) => Err(Error::new(span, "`if let` / `while let` are not supported: kernel code has no enums or patterns")),
-            syn::Expr::Try(_) => Err(Error::new(span, "the `?` operator is not supported in kernel code")),
-            syn::Expr::Await(_) | syn::Expr::Async(_) => Err(Error::new(span, "async is not supported in kernel code")),
-            syn::Expr::While(_) | syn::Expr::ForLoop(_) | syn::Expr::Loop(_) => Err(Error::new(
-                span,
+            syn::Expr::Match(_) => Err(Error::new_spanned(e, "`match` is not supported in kernel code: use `if` / `else if` / `else`")),
+            syn::Expr::Range(_) => Err(Error::new_spanned(e, "ranges are only supported as the iterator of a `for` loop")),
+            syn::Expr::Let(_) => Err(Error::new_spanned(e, "`if let` / `while let` are not supported: kernel code has no enums or patterns")),
+            syn::Expr::Try(_) => Err(Error::new_spanned(e, "the `?` operator is not supported in kernel code")),
+            syn::Expr::Await(_) | syn::Expr::Async(_) => Err(Error::new_spanned(e, "async is not supported in kernel code")),
+            syn::Expr::While(_) | syn::Expr::ForLoop(_) | syn::Expr::Loop(_) => Err(Error::new_spanned(
+                e,
                 "loops are statements in kernel code; they cannot produce values",
             )),
-            syn::Expr::Assign(_) => Err(Error::new(span, "assignments are statements in kernel code: write `x = y;` on its own")),
-            syn::Expr::Break(_) | syn::Expr::Continue(_) | syn::Expr::Return(_) => Err(Error::new(
-                span,
+            syn::Expr::Assign(_) => Err(Error::new_spanned(e, "assignments are statements in kernel code: write `x = y;` on its own")),
+            syn::Expr::Break(_) | syn::Expr::Continue(_) | syn::Expr::Return(_) => Err(Error::new_spanned(
+                e,
                 "`break`, `continue` and `return` are statements in kernel code: end them with `;`",
             )),
-            _ => Err(Error::new(span, "this expression is not supported in kernel code")),
+            _ => Err(Error::new_spanned(e, "this expression is not supported in kernel code")),
         }
     }
 
@@ -1093,8 +1079,8 @@ impl Parser {
                     s => match Prim::from_rust(s) {
                         Some(p) if p.is_int() => self.tys.prim(p),
                         _ => {
-                            return Err(Error::new(
-                                span,
+                            return Err(Error::new_spanned(
+                                l,
                                 format!("unsupported literal suffix `{s}`"),
                             ))
                         }
@@ -1108,8 +1094,8 @@ impl Parser {
                     "f32" => self.tys.prim(Prim::F32),
                     "f64" => self.tys.prim(Prim::F64),
                     s => {
-                        return Err(Error::new(
-                            span,
+                        return Err(Error::new_spanned(
+                            l,
                             format!("unsupported literal suffix `{s}`"),
                         ))
                     }
@@ -1124,12 +1110,12 @@ impl Parser {
                 let t = self.tys.prim(Prim::Bool);
                 Ok(self.mk(ExprKind::Lit(Lit::Bool(b.value)), t, span))
             }
-            syn::Lit::Str(_) | syn::Lit::ByteStr(_) | syn::Lit::CStr(_) => Err(Error::new(
-                span,
+            syn::Lit::Str(_) | syn::Lit::ByteStr(_) | syn::Lit::CStr(_) => Err(Error::new_spanned(
+                l,
                 "strings are not supported in kernel code (no String, &str or heap on the GPU)",
             )),
-            _ => Err(Error::new(
-                span,
+            _ => Err(Error::new_spanned(
+                l,
                 "only integer, float and bool literals are supported in kernel code",
             )),
         }
@@ -1138,8 +1124,8 @@ impl Parser {
     fn path_expr(&mut self, p: &syn::ExprPath) -> Result<Expr> {
         let span = p.span();
         if p.qself.is_some() {
-            return Err(Error::new(
-                span,
+            return Err(Error::new_spanned(
+                p,
                 "qualified paths are not supported in kernel code",
             ));
         }
@@ -1150,8 +1136,7 @@ impl Parser {
                     let t = self.vars[v].ty;
                     Ok(self.mk(ExprKind::Var(v), t, span))
                 }
-                None => Err(Error::new(
-                    span,
+                None => Err(Error::new_spanned(p,
                     format!("cannot find `{name}` in this kernel: kernel code uses its parameters, its own `let` and `const` bindings, and constants like `f32::MAX` or `std::f32::consts::PI` (the macro cannot see items declared outside the function)"),
                 )),
             };
@@ -1186,8 +1171,7 @@ impl Parser {
                 ));
             }
         }
-        Err(Error::new(
-            span,
+        Err(Error::new_spanned(p,
             "unsupported path: kernel code knows `MIN`, `MAX` of integer types, `MIN`, `MAX`, `EPSILON`, `INFINITY`, `NEG_INFINITY`, `NAN` of f32/f64, and `std::f32::consts::*` / `std::f64::consts::*`",
         ))
     }
@@ -1202,8 +1186,8 @@ impl Parser {
             _ => None,
         };
         let Some(v) = base else {
-            return Err(Error::new(
-                ix.expr.span(),
+            return Err(Error::new_spanned(
+                &ix.expr,
                 "only array parameters and shared arrays (by name) can be indexed",
             ));
         };
@@ -1211,8 +1195,8 @@ impl Parser {
             Ty::Slice { .. } => 1,
             Ty::View { ndim, .. } => ndim,
             _ => {
-                return Err(Error::new(
-                    ix.expr.span(),
+                return Err(Error::new_spanned(
+                    &ix.expr,
                     format!(
                     "`{}` is not an array: only array parameters and shared arrays can be indexed",
                     self.vars[v].name
@@ -1221,16 +1205,16 @@ impl Parser {
             }
         };
         if let syn::Expr::Range(_) = &*ix.index {
-            return Err(Error::new(
-                ix.index.span(),
+            return Err(Error::new_spanned(
+                &ix.index,
                 "slicing (`a[i..j]`) is not supported: index elements one at a time",
             ));
         }
         let idx: Vec<Expr> = match (&*ix.index, ndim) {
             (syn::Expr::Array(a), n) if n > 1 => {
                 if a.elems.len() != n {
-                    return Err(Error::new(
-                        ix.index.span(),
+                    return Err(Error::new_spanned(
+                        &ix.index,
                         format!(
                             "`{}` has {n} axes: index it with {n} indices (`[[{}]]`)",
                             self.vars[v].name,
@@ -1245,8 +1229,8 @@ impl Parser {
             }
             (_, 1) => vec![self.expr(&ix.index)?],
             (_, n) => {
-                return Err(Error::new(
-                    ix.index.span(),
+                return Err(Error::new_spanned(
+                    &ix.index,
                     format!(
                         "`{}` has {n} axes: index it as `{}[[{}]]`",
                         self.vars[v].name,
@@ -1264,8 +1248,8 @@ impl Parser {
         let span = m.span();
         let name = m.method.to_string();
         if m.turbofish.is_some() {
-            return Err(Error::new(
-                m.turbofish.span(),
+            return Err(Error::new_spanned(
+                &m.turbofish,
                 "method type arguments are not supported in kernel code",
             ));
         }
@@ -1292,15 +1276,15 @@ impl Parser {
                                 ..
                             }) => i.base10_parse::<usize>()?,
                             other => {
-                                return Err(Error::new(
-                                    other.span(),
+                                return Err(Error::new_spanned(
+                                    &other,
                                     "the axis of `shape(d)` must be an integer literal",
                                 ))
                             }
                         };
                         if d >= ndim {
-                            return Err(Error::new(
-                                m.args.span(),
+                            return Err(Error::new_spanned(
+                                &m.args,
                                 format!(
                                     "`{}` has {ndim} axes (0..{ndim}); there is no axis {d}",
                                     self.vars[v].name
@@ -1310,8 +1294,8 @@ impl Parser {
                         return Ok(self.mk(ExprKind::Shape(v, d), t, span));
                     }
                     ("shape", Ty::Slice { .. }) => {
-                        return Err(Error::new(
-                            m.method.span(),
+                        return Err(Error::new_spanned(
+                            &m.method,
                             "slices have `len()`; `shape(d)` is for views",
                         ))
                     }
@@ -1331,14 +1315,12 @@ impl Parser {
                 | "collect"
                 | "fold"
         ) {
-            return Err(Error::new(
-                m.method.span(),
+            return Err(Error::new_spanned(&m.method,
                 format!("`.{name}()` is not supported: kernel code uses index loops (`for i in 0..a.len()`)"),
             ));
         }
         let Some(meth) = methods::lookup(&name) else {
-            return Err(Error::new(
-                m.method.span(),
+            return Err(Error::new_spanned(&m.method,
                 format!("unsupported method `{name}`: kernel code supports `len()`, `shape(d)` and the math methods {}", methods::names()),
             ));
         };
@@ -1368,14 +1350,14 @@ impl Parser {
     fn call(&mut self, c: &syn::ExprCall) -> Result<Expr> {
         let span = c.span();
         let syn::Expr::Path(p) = &*c.func else {
-            return Err(Error::new(
-                c.func.span(),
+            return Err(Error::new_spanned(
+                &c.func,
                 "only named functions can be called in kernel code",
             ));
         };
         if p.qself.is_some() {
-            return Err(Error::new(
-                span,
+            return Err(Error::new_spanned(
+                c,
                 "qualified paths are not supported in kernel code",
             ));
         }
@@ -1386,15 +1368,14 @@ impl Parser {
         if segs.len() == 2 {
             if let Some(prim) = Prim::from_rust(&segs[0].ident.to_string()) {
                 let Some(meth) = methods::lookup(&name) else {
-                    return Err(Error::new(
-                        last.span(),
+                    return Err(Error::new_spanned(&last,
                         format!("unsupported function `{prim}::{name}`: kernel code supports the math methods {}", methods::names()),
                     ));
                 };
                 let mut args = c.args.iter();
                 let Some(first) = args.next() else {
-                    return Err(Error::new(
-                        span,
+                    return Err(Error::new_spanned(
+                        c,
                         format!("`{prim}::{name}` needs a receiver argument"),
                     ));
                 };
@@ -1411,7 +1392,7 @@ impl Parser {
             }
         }
         if name == "shared_array" {
-            return Err(Error::new(span, "`shared_array::<T, N>()` must be bound with `let`: `let tile = shared_array::<f32, 256>();`"));
+            return Err(Error::new_spanned(c, "`shared_array::<T, N>()` must be bound with `let`: `let tile = shared_array::<f32, 256>();`"));
         }
         let type_like = segs.iter().any(|s| {
             s.ident
@@ -1421,20 +1402,20 @@ impl Parser {
                 .is_some_and(|ch| ch.is_uppercase())
         }) || !last.arguments.is_none();
         if type_like {
-            return Err(Error::new(
-                span,
+            return Err(Error::new_spanned(
+                c,
                 format!("`{}` is not supported in kernel code: there is no heap, String, Vec or Box on the GPU; kernels call #[device] functions, math methods and intrinsics", path_string(&p.path)),
             ));
         }
         if self.mode == Mode::Vectorize {
-            return Err(Error::new(
-                span,
+            return Err(Error::new_spanned(
+                c,
                 "a #[vectorize] function cannot call other functions: write the computation inline, or use a #[kernel] with #[device] helpers",
             ));
         }
         if self.lookup(&name).is_some() && segs.len() == 1 {
-            return Err(Error::new(
-                span,
+            return Err(Error::new_spanned(
+                c,
                 format!("`{name}` is a variable, not a function"),
             ));
         }
@@ -1479,8 +1460,8 @@ impl Parser {
             return Ok(None);
         }
         if self.mode != Mode::Kernel {
-            return Err(Error::new(
-                span,
+            return Err(Error::new_spanned(
+                c,
                 format!("`{name}()` is only available in #[kernel] functions: pass what a helper needs as arguments"),
             ));
         }
@@ -1488,7 +1469,10 @@ impl Parser {
             if c.args.len() == n {
                 Ok(())
             } else {
-                Err(Error::new(span, format!("`{name}` takes {n} argument(s)")))
+                Err(Error::new_spanned(
+                    c,
+                    format!("`{name}` takes {n} argument(s)"),
+                ))
             }
         };
         let intr = match name {
@@ -1497,8 +1481,7 @@ impl Parser {
                 match &c.args[0] {
                     syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) if i.base10_digits() == "1" => {}
                     other => {
-                        return Err(Error::new(
-                            other.span(),
+                        return Err(Error::new_spanned(&other,
                             format!("`{name}(1)` gives the 1-D position; use `{name}2()` or `{name}3()` for 2-D or 3-D grids"),
                         ))
                     }
@@ -1567,8 +1550,8 @@ impl Parser {
             "write `atomic_...(&mut a[i], value)`"
         };
         if c.args.len() != want {
-            return Err(Error::new(
-                span,
+            return Err(Error::new_spanned(
+                c,
                 format!("`{name}` takes {want} arguments: {usage}"),
             ));
         }
@@ -1576,15 +1559,15 @@ impl Parser {
             syn::Expr::Reference(r) if r.mutability.is_some() => match &*r.expr {
                 syn::Expr::Index(_) => self.place(&r.expr)?,
                 other => {
-                    return Err(Error::new(
-                        other.span(),
+                    return Err(Error::new_spanned(
+                        &other,
                         format!("atomics work on array elements: {usage}"),
                     ))
                 }
             },
             other => {
-                return Err(Error::new(
-                    other.span(),
+                return Err(Error::new_spanned(
+                    &other,
                     format!("the first argument is a mutable array element: {usage}"),
                 ))
             }
@@ -1666,8 +1649,8 @@ fn is_statement_expr(e: &syn::Expr) -> bool {
 
 fn no_label(l: &Option<syn::Label>) -> Result<()> {
     match l {
-        Some(l) => Err(Error::new(
-            l.span(),
+        Some(l) => Err(Error::new_spanned(
+            &l,
             "loop labels are not supported in kernel code",
         )),
         None => Ok(()),
@@ -1675,8 +1658,7 @@ fn no_label(l: &Option<syn::Label>) -> Result<()> {
 }
 
 fn macro_error(m: &syn::Macro) -> Error {
-    Error::new(
-        m.span(),
+    Error::new_spanned(&m,
         format!(
             "macros (`{}!`) are not supported in kernel code: it is translated to CUDA C++ and macros cannot be translated",
             path_string(&m.path)

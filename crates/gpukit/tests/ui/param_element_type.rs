@@ -1,0 +1,6 @@
+use gpukit::prelude::*;
+
+#[kernel]
+fn k(a: &[i16]) {}
+
+fn main() {}

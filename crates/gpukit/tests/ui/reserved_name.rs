@@ -1,0 +1,6 @@
+use gpukit::prelude::*;
+
+#[kernel]
+fn float(a: &mut [f32]) {}
+
+fn main() {}

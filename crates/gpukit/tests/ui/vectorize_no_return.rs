@@ -1,0 +1,6 @@
+use gpukit::prelude::*;
+
+#[vectorize]
+fn f(x: f32) {}
+
+fn main() {}

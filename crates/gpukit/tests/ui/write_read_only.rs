@@ -1,0 +1,9 @@
+use gpukit::prelude::*;
+
+#[kernel]
+fn k(a: &[f32]) {
+    let i = grid(1);
+    a[i] = 1.0;
+}
+
+fn main() {}
