@@ -426,6 +426,10 @@ fn threads_that_returned_count_as_arrived_at_barriers() {
         let expect = if i < 64 && i % 2 == 0 { 32 } else { 0 };
         assert_eq!(*v, expect, "out[{i}]");
     }
+    // One thread per block: its barriers never wait.
+    let mut one = Array::<u32>::zeros_on(1, &dev).unwrap();
+    gpukit::__private::launch(&EARLY_EXIT, (3, 1), vec![KernelArg::array_mut(&mut one)]).unwrap();
+    assert_eq!(one.to_vec().unwrap(), [1]);
 }
 
 #[test]

@@ -159,6 +159,10 @@ impl BlockCtx {
     /// `sync_threads()` (kernels with barriers). Threads that have returned count as arrived.
     pub fn run_cooperative<F: Fn(&ThreadCtx)>(&self, body: F) {
         let n = self.block_dim.volume() as usize;
+        if n == 1 {
+            // A lone thread never waits: its barriers are no-ops.
+            return self.for_each_thread(body);
+        }
         STACKS.with(|pool| match pool.try_borrow_mut() {
             Ok(mut pool) => {
                 while pool.len() < n {
