@@ -347,10 +347,14 @@ impl CudaBackend {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
-        let bounds = crate::kernel::bounds::check_pending(self);
-        match pending {
-            Some(e) => Err(e),
-            None => bounds,
+        match (crate::kernel::bounds::check_pending(self), pending) {
+            (Ok(()), None) => Ok(()),
+            (Ok(()), Some(e)) | (Err(e), None) => Err(e),
+            (Err(bounds), Some(e)) => {
+                // Both: report the kernel's error now and keep the other for the next call.
+                self.set_pending_error(e);
+                Err(bounds)
+            }
         }
     }
 }
