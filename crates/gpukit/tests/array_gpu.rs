@@ -362,6 +362,15 @@ fn gpu_elementwise_matches_cpu() {
     elementwise_for!(&mut rng, &dev, u8);
     elementwise_for!(&mut rng, &dev, u32);
     elementwise_for!(&mut rng, &dev, u64);
+    // fill, item, count_nonzero.
+    let mut f = Array::<f64>::zeros_on([3, 1001], &dev).unwrap();
+    f.fill(-1.25).unwrap();
+    assert_eq!(f.to_vec().unwrap(), vec![-1.25; 3003]);
+    assert_eq!(f.count_nonzero().unwrap(), 3003);
+    assert_eq!(Array::full_on((), 9u32, &dev).unwrap().item().unwrap(), 9);
+    let (g, c) = pair::<i32>(&mut rng, &[100_003], &dev);
+    let (gm, cm) = (g.gt(0).unwrap(), c.gt(0).unwrap());
+    assert_eq!(gm.count_nonzero().unwrap(), cm.count_nonzero().unwrap());
     // Integer edge cases: division by zero and MIN / -1.
     let a = Array::from_slice_on(&[7i32, i32::MIN, -9, 0], &dev).unwrap();
     let b = Array::from_slice_on(&[0i32, -1, 2, 0], &dev).unwrap();

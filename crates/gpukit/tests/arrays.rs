@@ -333,6 +333,29 @@ fn reductions() {
 }
 
 #[test]
+fn fill_item_and_count_nonzero() {
+    let mut a = Array::<i32>::zeros_on([2, 2], &cpu()).unwrap();
+    a.fill(3).unwrap();
+    assert_eq!(a.to_vec().unwrap(), vec![3; 4]);
+    assert!(matches!(a.item(), Err(Error::Shape(_))));
+    assert_eq!(
+        Array::full_on((), 2.5f32, &cpu()).unwrap().item().unwrap(),
+        2.5
+    );
+    assert_eq!(
+        Array::from_slice_on(&[7u8], &cpu())
+            .unwrap()
+            .item()
+            .unwrap(),
+        7
+    );
+    let v = Array::from_slice_on(&[0.0f64, 1.5, -0.0, f64::NAN, 2.0], &cpu()).unwrap();
+    assert_eq!(v.count_nonzero().unwrap(), 3);
+    let mask = v.gt(1.0).unwrap();
+    assert_eq!(mask.count_nonzero().unwrap(), 2);
+}
+
+#[test]
 fn astype_follows_rust_as() {
     let f = Array::from_slice_on(&[-1.7f64, 0.0, 2.9, 300.0, f64::NAN, 1e20], &cpu()).unwrap();
     assert_eq!(

@@ -108,6 +108,21 @@ impl<T: Element> Array<T> {
         Self::full_on(shape, T::one(), device)
     }
 
+    /// Sets every element to `value`, in place (queued asynchronously on a GPU).
+    pub fn fill(&mut self, value: T) -> Result<()> {
+        let n = self.size();
+        match self.storage_mut() {
+            Storage::Cpu(v) => {
+                cpu::update(v, |x| *x = value);
+                Ok(())
+            }
+            Storage::Cuda { backend, slice } => {
+                let backend = backend.clone();
+                kernels::fill(&backend, slice, n, value)
+            }
+        }
+    }
+
     /// Zeros with the shape and device of `other`.
     pub fn zeros_like<U: Element>(other: &Array<U>) -> Result<Array<T>> {
         Self::zeros_on(other.shape().to_vec(), &other.device())

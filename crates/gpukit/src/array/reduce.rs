@@ -3,7 +3,7 @@
 use super::kernels;
 use super::op::ReduceOp;
 use super::{Array, Storage};
-use crate::element::{Float, Numeric};
+use crate::element::{Element, Float, Numeric};
 use crate::error::{Error, Result};
 
 impl<T: Numeric> Array<T> {
@@ -47,6 +47,13 @@ impl<T: Numeric> Array<T> {
             )));
         }
         Ok(())
+    }
+}
+
+impl<T: Element> Array<T> {
+    /// Number of elements that are not zero (not `false` for bool), as NumPy's `count_nonzero`.
+    pub fn count_nonzero(&self) -> Result<u64> {
+        self.ne(T::zero())?.astype::<u64>()?.sum()
     }
 }
 

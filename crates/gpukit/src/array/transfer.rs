@@ -34,6 +34,18 @@ impl<T: Element> Array<T> {
         Ok(data)
     }
 
+    /// The only element of a one-element array (NumPy's `item()`), synchronising like
+    /// [`Array::to_host`]; an error for any other size.
+    pub fn item(&self) -> Result<T> {
+        if self.size() != 1 {
+            return Err(Error::Shape(format!(
+                "item() needs exactly one element; this array has shape {:?}",
+                self.shape()
+            )));
+        }
+        Ok(self.to_vec()?[0])
+    }
+
     /// Copies the elements to the host without consuming the device's pending errors
     /// (used by display, which must not swallow an error meant for the cell's end).
     pub(crate) fn read_elements(&self) -> Result<Vec<T>> {
