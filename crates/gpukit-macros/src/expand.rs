@@ -11,7 +11,7 @@ use syn::{Error, Result};
 /// Lints that generated code may trip without the user being at fault.
 fn allow_generated() -> TokenStream {
     quote!(#[allow(unused_parens, unused_mut, unused_variables, unused_unsafe, unused_braces,
-        non_snake_case, unreachable_code, clippy::all, clippy::pedantic)])
+        non_snake_case, unreachable_code, unused_assignments, clippy::all, clippy::pedantic)])
 }
 
 /// `#[kernel]` / `#[kernel(unchecked)]`.
@@ -270,7 +270,7 @@ fn no_options(attr: &TokenStream, what: &str) -> Result<()> {
         Ok(())
     } else {
         Err(Error::new_spanned(
-            &attr,
+            attr,
             format!("`{what}` takes no options"),
         ))
     }

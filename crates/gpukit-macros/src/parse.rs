@@ -34,7 +34,7 @@ pub fn kernel(item: &syn::ItemFn, checked: bool) -> Result<Func> {
     }
     if let syn::ReturnType::Type(_, ty) = &item.sig.output {
         return Err(Error::new_spanned(
-            &ty,
+            ty,
             "a kernel returns nothing: write results into `&mut [T]` parameters",
         ));
     }
@@ -127,7 +127,7 @@ fn scalar_fn(item: &syn::ItemFn, mode: Mode) -> Result<Func> {
         syn::ReturnType::Default => None,
         syn::ReturnType::Type(_, ty) => Some(prim_of_type(ty).ok_or_else(|| {
             Error::new_spanned(
-                &ty,
+                ty,
                 format!("a {what} returns a scalar (bool, integers, f32, f64)"),
             )
         })?),
@@ -136,13 +136,13 @@ fn scalar_fn(item: &syn::ItemFn, mode: Mode) -> Result<Func> {
     for input in &item.sig.inputs {
         let (name, mutable, ty) = p.param_parts(input)?;
         let prim = prim_of_type(ty).ok_or_else(|| {
-            Error::new_spanned(&ty,
+            Error::new_spanned(ty,
                 format!("a {what} takes scalars (bool, integers, f32, f64); arrays belong to #[kernel] functions"),
             )
         })?;
         if mode == Mode::Vectorize && !prim.is_element() {
             return Err(Error::new_spanned(
-                &ty,
+                ty,
                 format!("#[vectorize] inputs are array element types: {ELEMENT_TYPES}"),
             ));
         }
@@ -211,7 +211,7 @@ fn prim_of_type(ty: &syn::Type) -> Option<Prim> {
 
 fn kernel_param_ty(ty: &syn::Type) -> Result<ParamTy> {
     let unsupported = || {
-        Error::new_spanned(&ty,
+        Error::new_spanned(ty,
             "unsupported parameter type: kernels take `&[T]`, `&mut [T]`, `&View2<T>`, `&View3<T>` (or `&mut`), and scalars (bool, integers, f32, f64)",
         )
     };
@@ -219,7 +219,7 @@ fn kernel_param_ty(ty: &syn::Type) -> Result<ParamTy> {
         match prim_of_type(t) {
             Some(p) if p.is_element() => Ok(p),
             _ => Err(Error::new_spanned(
-                &t,
+                t,
                 format!("array elements must be one of {ELEMENT_TYPES}"),
             )),
         }
@@ -252,7 +252,7 @@ fn kernel_param_ty(ty: &syn::Type) -> Result<ParamTy> {
                             }
                         }
                         _ => {
-                            return Err(Error::new_spanned(&seg,
+                            return Err(Error::new_spanned(seg,
                                 format!("write the element type: `View{ndim}<f32>`"),
                             ))
                         }
@@ -268,7 +268,7 @@ fn kernel_param_ty(ty: &syn::Type) -> Result<ParamTy> {
         }
         _ => match prim_of_type(ty) {
             Some(p) if p.dtype().is_some() => Ok(ParamTy::Scalar(p)),
-            Some(p) => Err(Error::new_spanned(&ty,
+            Some(p) => Err(Error::new_spanned(ty,
                 format!("scalar parameters of type `{p}` are not supported: use i32, i64, u32, u64, usize, isize, u8, f32, f64 or bool"),
             )),
             None => Err(unsupported()),
@@ -340,13 +340,13 @@ impl Parser {
         }
         if let Some(v) = &sig.variadic {
             return Err(Error::new_spanned(
-                &v,
+                v,
                 "variadic functions are not supported",
             ));
         }
         if let Some(abi) = &sig.abi {
             return Err(Error::new_spanned(
-                &abi,
+                abi,
                 format!("a {what} cannot declare an ABI"),
             ));
         }
@@ -359,7 +359,7 @@ impl Parser {
     ) -> Result<(&'a syn::Ident, bool, &'a syn::Type)> {
         match input {
             syn::FnArg::Receiver(r) => Err(Error::new_spanned(
-                &r,
+                r,
                 "kernel functions are free functions: no `self`",
             )),
             syn::FnArg::Typed(pt) => match &*pt.pat {
@@ -367,7 +367,7 @@ impl Parser {
                     Ok((&pi.ident, pi.mutability.is_some(), &pt.ty))
                 }
                 other => Err(Error::new_spanned(
-                    &other,
+                    other,
                     "parameters are plain names (`x: f32`), not patterns",
                 )),
             },
@@ -448,7 +448,7 @@ impl Parser {
                 Ok(Stmt::Const { var, value })
             }
             syn::Item::Macro(m) => Err(macro_error(&m.mac)),
-            other => Err(Error::new_spanned(&other,
+            other => Err(Error::new_spanned(other,
                 "only `const` items can be declared inside kernel code (no fn, struct, use, static, ...)",
             )),
         }
@@ -471,7 +471,7 @@ impl Parser {
             Some(init) => {
                 if let Some((_, d)) = &init.diverge {
                     return Err(Error::new_spanned(
-                        &d,
+                        d,
                         "`let ... else` is not supported in kernel code",
                     ));
                 }
@@ -507,7 +507,7 @@ impl Parser {
                 LetPat::One(self.declare(&pi.ident, t, pi.mutability.is_some()))
             }
             syn::Pat::Ident(pi) => {
-                return Err(Error::new_spanned(&pi,
+                return Err(Error::new_spanned(pi,
                     "`ref` bindings are not supported: kernel code has no references",
                 ))
             }
@@ -525,7 +525,7 @@ impl Parser {
                             vs.push((pi.ident.clone(), ty, pi.mutability.is_some()));
                         }
                         other => {
-                            return Err(Error::new_spanned(&other,
+                            return Err(Error::new_spanned(other,
                                 "tuple patterns hold plain names: `let (x, y) = grid2();`",
                             ))
                         }
@@ -538,7 +538,7 @@ impl Parser {
                 )
             }
             other => {
-                return Err(Error::new_spanned(&other,
+                return Err(Error::new_spanned(other,
                     "unsupported pattern: `let` binds a name (`let x = ..`, `let mut x: f32 = ..`) or the axes of grid2()/grid3()",
                 ))
             }
@@ -585,13 +585,13 @@ impl Parser {
         for (p, tmp) in pat.elems.iter().zip(temps) {
             let syn::Pat::Ident(pi) = p else {
                 return Err(Error::new_spanned(
-                    &p,
+                    p,
                     "tuple patterns hold plain names: `let (x, y) = (a, b);`",
                 ));
             };
             if pi.by_ref.is_some() || pi.subpat.is_some() {
                 return Err(Error::new_spanned(
-                    &p,
+                    p,
                     "tuple patterns hold plain names: `let (x, y) = (a, b);`",
                 ));
             }
@@ -628,12 +628,12 @@ impl Parser {
         }
         if self.mode != Mode::Kernel {
             return Err(Error::new_spanned(
-                &e,
+                e,
                 "shared arrays exist only in #[kernel] functions",
             ));
         }
         let usage = || {
-            Error::new_spanned(&seg,
+            Error::new_spanned(seg,
                 "write `shared_array::<T, N>()` with an element type and a length that is an integer literal or a `const` declared in the kernel",
             )
         };
@@ -654,7 +654,7 @@ impl Parser {
                 Some(p) if p.is_element() => p,
                 _ => {
                     return Err(Error::new_spanned(
-                        &t,
+                        t,
                         format!("shared array elements must be one of {ELEMENT_TYPES}"),
                     ))
                 }
@@ -684,7 +684,7 @@ impl Parser {
         };
         if len == 0 {
             return Err(Error::new_spanned(
-                &args,
+                args,
                 "a shared array needs at least one element",
             ));
         }
@@ -695,10 +695,10 @@ impl Parser {
         let name = path
             .get_ident()
             .map(|i| i.to_string())
-            .ok_or_else(|| Error::new_spanned(&path, "expected a const name"))?;
+            .ok_or_else(|| Error::new_spanned(path, "expected a const name"))?;
         match self.lookup(&name).and_then(|v| self.consts.get(&v)) {
             Some(v) => Ok(*v as u64),
-            None => Err(Error::new_spanned(&path,
+            None => Err(Error::new_spanned(path,
                 format!("`{name}` is not a `const` declared in this kernel with an integer literal value (the macro cannot see constants declared outside the kernel)"),
             )),
         }
@@ -719,7 +719,7 @@ impl Parser {
         }
         let syn::Pat::Ident(pi) = pat else {
             return Err(Error::new_spanned(
-                &pat,
+                pat,
                 "bind a shared array to a name: `let tile = shared_array::<f32, 256>();`",
             ));
         };
@@ -786,24 +786,24 @@ impl Parser {
             syn::Expr::Break(b) => {
                 if b.label.is_some() || b.expr.is_some() {
                     return Err(Error::new_spanned(
-                        &b,
+                        b,
                         "`break` takes no label or value in kernel code",
                     ));
                 }
                 if self.loops == 0 {
-                    return Err(Error::new_spanned(&b, "`break` outside of a loop"));
+                    return Err(Error::new_spanned(b, "`break` outside of a loop"));
                 }
                 Ok(Stmt::Break)
             }
             syn::Expr::Continue(c) => {
                 if c.label.is_some() {
                     return Err(Error::new_spanned(
-                        &c,
+                        c,
                         "`continue` takes no label in kernel code",
                     ));
                 }
                 if self.loops == 0 {
-                    return Err(Error::new_spanned(&c, "`continue` outside of a loop"));
+                    return Err(Error::new_spanned(c, "`continue` outside of a loop"));
                 }
                 Ok(Stmt::Continue)
             }
@@ -822,7 +822,7 @@ impl Parser {
     fn cond(&mut self, e: &syn::Expr) -> Result<Expr> {
         if let syn::Expr::Let(l) = e {
             return Err(Error::new_spanned(
-                &l,
+                l,
                 "`if let` / `while let` are not supported: kernel code has no enums or patterns",
             ));
         }
@@ -858,14 +858,14 @@ impl Parser {
         };
         let (Some(start), Some(end)) = (&r.start, &r.end) else {
             return Err(Error::new_spanned(
-                &r,
+                r,
                 "ranges in for loops need a start and an end (`a..b`)",
             ));
         };
         let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
         if rev && inclusive {
             return Err(Error::new_spanned(
-                &r,
+                r,
                 "`(a..=b).rev()` is not supported: write `(a..b + 1).rev()`",
             ));
         }
@@ -891,7 +891,7 @@ impl Parser {
                 syn::Pat::Wild(w) => (syn::Ident::new("_i", w.span()), false),
                 other => {
                     return Err(Error::new_spanned(
-                        &other,
+                        other,
                         "the loop variable is a plain name: `for i in ..`",
                     ))
                 }
@@ -915,14 +915,14 @@ impl Parser {
                         Ty::Slice { .. } | Ty::View { .. }
                     ) {
                         return Err(Error::new_spanned(
-                            &e,
+                            e,
                             "cannot assign to a whole array: assign its elements (`a[i] = ..`)",
                         ));
                     }
                     return Ok(x);
                 }
                 Err(Error::new_spanned(
-                    &e,
+                    e,
                     "only local variables and array elements can be assigned",
                 ))
             }
@@ -943,15 +943,15 @@ impl Parser {
                 Ok(x)
             }
             syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => Err(Error::new_spanned(
-                &u,
+                u,
                 "dereferencing is not supported: kernel code has no references",
             )),
             syn::Expr::Field(f) => Err(Error::new_spanned(
-                &f,
+                f,
                 "fields cannot be assigned in kernel code",
             )),
             other => Err(Error::new_spanned(
-                &other,
+                other,
                 "only local variables and array elements can be assigned",
             )),
         }
@@ -977,7 +977,7 @@ impl Parser {
                     syn::UnOp::Neg(_) => UnOp::Neg,
                     syn::UnOp::Not(_) => UnOp::Not,
                     _ => {
-                        return Err(Error::new_spanned(&u.op,
+                        return Err(Error::new_spanned(u.op,
                             "dereferencing is not supported: kernel code has no references",
                         ))
                     }
@@ -988,7 +988,7 @@ impl Parser {
             }
             syn::Expr::Binary(b) => {
                 let Some(op) = bin_op(&b.op) else {
-                    return Err(Error::new_spanned(&b.op,
+                    return Err(Error::new_spanned(b.op,
                         "assignments are statements in kernel code: write `x += y;` on its own",
                     ));
                 };
@@ -1277,7 +1277,7 @@ impl Parser {
                             }) => i.base10_parse::<usize>()?,
                             other => {
                                 return Err(Error::new_spanned(
-                                    &other,
+                                    other,
                                     "the axis of `shape(d)` must be an integer literal",
                                 ))
                             }
@@ -1368,7 +1368,7 @@ impl Parser {
         if segs.len() == 2 {
             if let Some(prim) = Prim::from_rust(&segs[0].ident.to_string()) {
                 let Some(meth) = methods::lookup(&name) else {
-                    return Err(Error::new_spanned(&last,
+                    return Err(Error::new_spanned(last,
                         format!("unsupported function `{prim}::{name}`: kernel code supports the math methods {}", methods::names()),
                     ));
                 };
@@ -1481,7 +1481,7 @@ impl Parser {
                 match &c.args[0] {
                     syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) if i.base10_digits() == "1" => {}
                     other => {
-                        return Err(Error::new_spanned(&other,
+                        return Err(Error::new_spanned(other,
                             format!("`{name}(1)` gives the 1-D position; use `{name}2()` or `{name}3()` for 2-D or 3-D grids"),
                         ))
                     }
@@ -1560,14 +1560,14 @@ impl Parser {
                 syn::Expr::Index(_) => self.place(&r.expr)?,
                 other => {
                     return Err(Error::new_spanned(
-                        &other,
+                        other,
                         format!("atomics work on array elements: {usage}"),
                     ))
                 }
             },
             other => {
                 return Err(Error::new_spanned(
-                    &other,
+                    other,
                     format!("the first argument is a mutable array element: {usage}"),
                 ))
             }
@@ -1650,7 +1650,7 @@ fn is_statement_expr(e: &syn::Expr) -> bool {
 fn no_label(l: &Option<syn::Label>) -> Result<()> {
     match l {
         Some(l) => Err(Error::new_spanned(
-            &l,
+            l,
             "loop labels are not supported in kernel code",
         )),
         None => Ok(()),
@@ -1658,7 +1658,7 @@ fn no_label(l: &Option<syn::Label>) -> Result<()> {
 }
 
 fn macro_error(m: &syn::Macro) -> Error {
-    Error::new_spanned(&m,
+    Error::new_spanned(m,
         format!(
             "macros (`{}!`) are not supported in kernel code: it is translated to CUDA C++ and macros cannot be translated",
             path_string(&m.path)

@@ -220,7 +220,7 @@ impl<'a> Gen<'a> {
             self.stmt(s)?;
         }
         match &b.tail {
-            Some(t) if value => self.into_target(&Target::Return, t),
+            Some(t) if value => self.emit_into(&Target::Return, t),
             Some(t) => self.expr_stmt(t),
             None => Ok(()),
         }
@@ -277,7 +277,7 @@ impl<'a> Gen<'a> {
                     match &x.kind {
                         ExprKind::Block(b) => self.branch(b, target)?,
                         _ => match target {
-                            Some(t) => self.into_target(t, x)?,
+                            Some(t) => self.emit_into(t, x)?,
                             None => self.expr_stmt(x)?,
                         },
                     }
@@ -297,7 +297,7 @@ impl<'a> Gen<'a> {
                     self.stmt(s)?;
                 }
                 match &b.tail {
-                    Some(x) => self.into_target(t, x),
+                    Some(x) => self.emit_into(t, x),
                     None => Ok(()),
                 }
             }
@@ -305,7 +305,7 @@ impl<'a> Gen<'a> {
     }
 
     /// Puts the value of `e` (which may be an `if` or block with statements) into `target`.
-    fn into_target(&mut self, target: &Target, e: &Expr) -> Result<()> {
+    fn emit_into(&mut self, target: &Target, e: &Expr) -> Result<()> {
         if !e.is_pure() {
             match &e.kind {
                 ExprKind::If(..) => return self.if_stmt(e, Some(target)),
@@ -317,7 +317,7 @@ impl<'a> Gen<'a> {
                     self.line("}");
                     return Ok(());
                 }
-                ExprKind::Paren(x) => return self.into_target(target, x),
+                ExprKind::Paren(x) => return self.emit_into(target, x),
                 _ => {}
             }
         }
@@ -381,7 +381,7 @@ impl<'a> Gen<'a> {
                 self.line("return;");
                 Ok(())
             }
-            Stmt::Return(Some(e), _) => self.into_target(&Target::Return, e),
+            Stmt::Return(Some(e), _) => self.emit_into(&Target::Return, e),
         }
     }
 
@@ -413,7 +413,7 @@ impl<'a> Gen<'a> {
                     Some(e) => {
                         self.line(&format!("{t} {};", var.cuda));
                         let name = var.cuda.clone();
-                        self.into_target(&Target::Assign(&name), e)?;
+                        self.emit_into(&Target::Assign(&name), e)?;
                     }
                     None => self.line(&format!("{t} {};", var.cuda)),
                 }
@@ -444,7 +444,7 @@ impl<'a> Gen<'a> {
     fn assign(&mut self, place: &Expr, op: Option<BinOp>, value: &Expr) -> Result<()> {
         let (p, _) = self.expr(place)?;
         let Some(op) = op else {
-            return self.into_target(&Target::Assign(&p), value);
+            return self.emit_into(&Target::Assign(&p), value);
         };
         if !value.is_pure() {
             return Err(Error::new(
