@@ -95,6 +95,9 @@ pub(crate) fn check_pending(backend: &CudaBackend) -> Result<()> {
     stream
         .memcpy_dtoh(&ring.buf.slice(..n), &mut host[..])
         .map_err(|e| driver_err("reading the bounds-check records", e))?;
+    stream
+        .synchronize()
+        .map_err(|e| driver_err("reading the bounds-check records", e))?;
     let hit = host
         .chunks_exact(SLOTS)
         .zip(&ring.used)
