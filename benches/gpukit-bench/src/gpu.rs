@@ -1,0 +1,293 @@
+//! The GPU workloads. Each one mirrors a function of benches/cupy_twin.py with the same name,
+//! the same inputs and the same check values, so that benches/collect.py can check both sides
+//! against each other before it trusts their times.
+
+use crate::json::Json;
+use crate::kernels::{blur3, fizzbuzz};
+use crate::timing::{host_ms, measure, measure_with, Sample};
+use gpukit::prelude::*;
+
+/// 2^28 elements: 2 GiB of f64.
+pub const N: usize = 1 << 28;
+/// Lesson 5.0's array.
+pub const LESSON5_SHAPE: (usize, usize, usize) = (1000, 500, 500);
+/// Lesson 2.2's FizzBuzz length.
+pub const FIZZBUZZ_N: usize = 50_000_000;
+/// Lesson 3.0's image, height x width x channels.
+pub const BLUR_SHAPE: (usize, usize, usize) = (8192, 8192, 4);
+/// Launches per launch-overhead measurement.
+pub const LAUNCHES: usize = 20_000;
+
+/// One result line.
+pub struct Row {
+    pub name: &'static str,
+    pub samples: Vec<Sample>,
+    /// Values both sides must agree on (sums, sample elements, counts).
+    pub check: Vec<f64>,
+    /// Bytes the operation must move through device memory (reads + writes), 0 if not meaningful.
+    pub bytes: f64,
+    /// How the times are to be read: "op" (one operation) or "per_launch".
+    pub unit: &'static str,
+    pub note: &'static str,
+}
+
+impl Row {
+    pub fn json(&self, side: &str) -> Json {
+        let gpu: Vec<Json> = self
+            .samples
+            .iter()
+            .map(|s| s.gpu_ms.map(Json::Num).unwrap_or(Json::Null))
+            .collect();
+        let wall: Vec<f64> = self.samples.iter().map(|s| s.wall_ms).collect();
+        Json::Obj(vec![
+            ("side", Json::Str(side.into())),
+            ("name", Json::Str(self.name.into())),
+            ("gpu_ms", Json::Arr(gpu)),
+            ("wall_ms", Json::nums(&wall)),
+            ("check", Json::nums(&self.check)),
+            ("bytes", Json::Num(self.bytes)),
+            ("unit", Json::Str(self.unit.into())),
+            ("note", Json::Str(self.note.into())),
+        ])
+    }
+}
+
+/// [sum, first, middle, last] of an array, in f64.
+pub fn summary<T: Element + Into<f64>>(a: &Array<T>) -> Result<Vec<f64>> {
+    let v = a.to_vec()?;
+    let n = v.len();
+    if n == 0 {
+        return Ok(vec![0.0, f64::NAN, f64::NAN, f64::NAN]);
+    }
+    let sum: f64 = v.iter().map(|&x| x.into()).sum();
+    Ok(vec![sum, v[0].into(), v[n / 2].into(), v[n - 1].into()])
+}
+
+/// The f32 input pattern shared with the CuPy side: (i mod 251) / 251, exact on both sides.
+pub fn pattern_f32(n: usize) -> Result<Array<f32>> {
+    let mut i = Array::<i32>::arange(0, n as i32)?;
+    i.rem_in_place(251)?;
+    let f = i.astype::<f32>()?;
+    &f / 251.0f32
+}
+
+pub struct Opts {
+    pub warmup: usize,
+    pub reps: usize,
+    pub only: Option<String>,
+}
+
+impl Opts {
+    fn wants(&self, name: &str) -> bool {
+        self.only.as_deref().is_none_or(|o| name.contains(o))
+    }
+}
+
+/// Runs every GPU workload whose name contains `opts.only`, printing one JSON line per row.
+pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
+    let dev = Device::cuda(0)?;
+    set_default_device(dev);
+    let (w, r) = (opts.warmup, opts.reps);
+
+    for &(name, is_f64) in &[("a * 2 (float64, 2^28)", true), ("a * 2 (float32, 2^28)", false)] {
+        if !opts.wants(name) {
+            continue;
+        }
+        if is_f64 {
+            let a = Array::<f64>::arange(0.0, N as f64)?;
+            let check = summary(&(&a * 2.0)?)?;
+            let s = measure(w, r, || Ok(()), || {
+                let _b = (&a * 2.0)?;
+                Ok(())
+            })?;
+            emit(Row { name, samples: s, check, bytes: (N * 8 * 2) as f64, unit: "op", note: "" });
+        } else {
+            let a = pattern_f32(N)?;
+            let check = summary(&(&a * 2.0f32)?)?;
+            let s = measure(w, r, || Ok(()), || {
+                let _b = (&a * 2.0f32)?;
+                Ok(())
+            })?;
+            emit(Row { name, samples: s, check, bytes: (N * 4 * 2) as f64, unit: "op", note: "" });
+        }
+    }
+
+    let name = "lesson 5.0: x *= 5; x *= x; x += x (float64, 1000x500x500)";
+    if opts.wants(name) {
+        let (d0, d1, d2) = LESSON5_SHAPE;
+        let n = d0 * d1 * d2;
+        let lesson = |x: &mut Array<f64>| -> Result<()> {
+            x.mul_in_place(5.0)?;
+            // `x *= x` aliases in place in Python; Rust's borrows make the square a new array
+            *x = (&*x * &*x)?;
+            *x = (&*x + &*x)?;
+            Ok(())
+        };
+        let mut x = Array::<f64>::ones([d0, d1, d2])?;
+        lesson(&mut x)?;
+        let check = summary(&x)?;
+        let mut x = Array::<f64>::ones([d0, d1, d2])?;
+        let s = measure_with(w, r, &mut x, |x| {
+            *x = Array::<f64>::ones([d0, d1, d2])?;
+            Ok(())
+        }, |x| lesson(x))?;
+        emit(Row { name, samples: s, check, bytes: (3 * n * 8 * 2) as f64, unit: "op",
+                   note: "x *= x and x += x allocate a new array in Rust (no aliasing in place)" });
+    }
+
+    let name = "ones (float64, 2 GiB)";
+    if opts.wants(name) {
+        let check = summary(&Array::<f64>::ones(N)?)?;
+        let s = measure(w, r, || Ok(()), || {
+            let _a = Array::<f64>::ones(N)?;
+            Ok(())
+        })?;
+        emit(Row { name, samples: s, check, bytes: (N * 8) as f64, unit: "op", note: "" });
+    }
+
+    let name = "arange (float64, 2^28)";
+    if opts.wants(name) {
+        let check = summary(&Array::<f64>::arange(0.0, N as f64)?)?;
+        let s = measure(w, r, || Ok(()), || {
+            let _a = Array::<f64>::arange(0.0, N as f64)?;
+            Ok(())
+        })?;
+        emit(Row { name, samples: s, check, bytes: (N * 8) as f64, unit: "op", note: "" });
+    }
+
+    let name = "linspace (float64, 2^28)";
+    if opts.wants(name) {
+        let check = summary(&Array::<f64>::linspace(0.0, 1.0, N)?)?;
+        let s = measure(w, r, || Ok(()), || {
+            let _a = Array::<f64>::linspace(0.0, 1.0, N)?;
+            Ok(())
+        })?;
+        emit(Row { name, samples: s, check, bytes: (N * 8) as f64, unit: "op", note: "" });
+    }
+
+    if opts.wants("(float64, 2^28)") {
+        let a = Array::<f64>::arange(0.0, N as f64)?;
+        for &name in &["sum (float64, 2^28)", "mean (float64, 2^28)", "max (float64, 2^28)"] {
+            if !opts.wants(name) {
+                continue;
+            }
+            let f = |a: &Array<f64>| -> Result<f64> {
+                match name.split(' ').next() {
+                    Some("sum") => a.sum(),
+                    Some("mean") => a.mean(),
+                    _ => a.max(),
+                }
+            };
+            let check = vec![f(&a)?];
+            let s = measure(w, r, || Ok(()), || f(&a).map(|_| ()))?;
+            emit(Row { name, samples: s, check, bytes: (N * 8) as f64, unit: "op", note: "" });
+        }
+    }
+
+    let name = "fizzbuzz kernel (lesson 2.2, 50M int32)";
+    if opts.wants(name) {
+        let n = FIZZBUZZ_N;
+        let threads = 256usize;
+        let blocks = n.div_ceil(threads);
+        let mut out = Array::<i32>::full(n, -1)?;
+        launch!(fizzbuzz[blocks, threads](&mut out))?;
+        let v = out.to_vec()?;
+        let mut counts = [0f64; 5];
+        for &x in &v {
+            counts[if (0..4).contains(&x) { x as usize } else { 4 }] += 1.0;
+        }
+        let check = counts.to_vec(); // [plain, fizz, buzz, fizzbuzz, unwritten]
+        let s = measure_with(w, r, &mut out, |out| {
+            *out = Array::<i32>::full(n, -1)?;
+            Ok(())
+        }, |out| launch!(fizzbuzz[blocks, threads](out)))?;
+        emit(Row { name, samples: s, check, bytes: (n * 4) as f64, unit: "op", note: "#[kernel]" });
+    }
+
+    let name = "blur 3x3 kernel (lesson 3.0, 8192x8192x4 float32)";
+    if opts.wants(name) {
+        let (h, wd, c) = BLUR_SHAPE;
+        let img = pattern_f32(h * wd * c)?.into_shape([h, wd, c])?;
+        let cfg_blocks = (wd.div_ceil(16), h.div_ceil(16));
+        let mut out = Array::<f32>::full([h, wd, c], f32::NAN)?;
+        launch!(blur3[cfg_blocks, (16usize, 16usize)](&img, &mut out))?;
+        let check = summary(&out)?;
+        let s = measure_with(w, r, &mut out, |out| {
+            *out = Array::<f32>::full([h, wd, c], f32::NAN)?;
+            Ok(())
+        }, |out| launch!(blur3[cfg_blocks, (16usize, 16usize)](&img, out)))?;
+        emit(Row { name, samples: s, check, bytes: (h * wd * c * 4 * 2) as f64, unit: "op", note: "#[kernel]" });
+    }
+
+    let name = "launch overhead: empty kernel";
+    if opts.wants(name) {
+        let module = Module::from_cuda("extern \"C\" __global__ void empty_kernel() {}")?;
+        let k = module.kernel("empty_kernel")?;
+        launch!(k[1, 1]())?;
+        synchronize()?;
+        let mut samples = Vec::new();
+        for _ in 0..r.max(3) {
+            let host = host_ms(|| {
+                for _ in 0..LAUNCHES {
+                    launch!(k[1, 1]())?;
+                }
+                Ok(())
+            })?;
+            let t0 = std::time::Instant::now();
+            synchronize()?;
+            let drain = t0.elapsed().as_secs_f64() * 1e3;
+            // gpu_ms: host time per launch (what the launching thread pays); wall_ms: per launch
+            // until the device has run them all (throughput)
+            samples.push(Sample { gpu_ms: Some(host / LAUNCHES as f64), wall_ms: (host + drain) / LAUNCHES as f64 });
+        }
+        emit(Row { name, samples, check: vec![LAUNCHES as f64], bytes: 0.0, unit: "per_launch",
+                   note: "gpu_ms = host time per launch, wall_ms = per launch including the device draining the queue" });
+    }
+
+    let name = "launch overhead: tiny a * 2 (1 element float32)";
+    if opts.wants(name) {
+        let a = Array::<f32>::full(1, 1.5)?;
+        let check = summary(&(&a * 2.0f32)?)?;
+        let mut samples = Vec::new();
+        for _ in 0..r.max(3) {
+            let host = host_ms(|| {
+                for _ in 0..LAUNCHES {
+                    let _b = (&a * 2.0f32)?;
+                }
+                Ok(())
+            })?;
+            let t0 = std::time::Instant::now();
+            synchronize()?;
+            let drain = t0.elapsed().as_secs_f64() * 1e3;
+            samples.push(Sample { gpu_ms: Some(host / LAUNCHES as f64), wall_ms: (host + drain) / LAUNCHES as f64 });
+        }
+        emit(Row { name, samples, check, bytes: 0.0, unit: "per_launch",
+                   note: "gpu_ms = host time per operation, wall_ms = per operation including the device draining the queue" });
+    }
+
+    if opts.wants("pageable") {
+        let host: Vec<f64> = (0..N).map(|i| (i % 1000) as f64 * 0.5).collect();
+        let name = "to_device 2 GiB (pageable host memory)";
+        if opts.wants(name) {
+            let check = summary(&Array::from_slice_on(&host, &dev)?)?;
+            let s = measure(1, r.min(3), || Ok(()), || {
+                let _a = Array::from_slice_on(&host, &dev)?;
+                Ok(())
+            })?;
+            emit(Row { name, samples: s, check, bytes: (N * 8) as f64, unit: "op", note: "" });
+        }
+        let name = "to_host 2 GiB (pageable host memory)";
+        if opts.wants(name) {
+            let a = Array::from_slice_on(&host, &dev)?;
+            let v = a.to_vec()?;
+            let check = vec![v.iter().sum(), v[0], v[N / 2], v[N - 1]];
+            drop(v);
+            let s = measure(1, r.min(3), || Ok(()), || {
+                let _v = a.to_vec()?;
+                Ok(())
+            })?;
+            emit(Row { name, samples: s, check, bytes: (N * 8) as f64, unit: "op", note: "" });
+        }
+    }
+    Ok(())
+}

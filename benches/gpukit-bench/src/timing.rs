@@ -1,0 +1,112 @@
+//! Timing: warm-up, then repetitions each timed by CUDA events (gpukit's profiler brackets every
+//! kernel launch with two events on the device's stream) and by the host clock between two
+//! synchronisations.
+
+use gpukit::prelude::*;
+use std::time::Instant;
+
+/// Times of one repetition, in milliseconds.
+#[derive(Debug, Clone, Copy)]
+pub struct Sample {
+    /// Sum of the CUDA-event times of the kernels the operation launched (None: it launched none,
+    /// for example a transfer or a memset).
+    pub gpu_ms: Option<f64>,
+    /// Host time from a synchronised start to the synchronised end.
+    pub wall_ms: f64,
+}
+
+/// Runs `setup` then `op`, `warmup` times untimed, then `reps` timed (setup stays outside).
+pub fn measure(
+    warmup: usize,
+    reps: usize,
+    mut setup: impl FnMut() -> Result<()>,
+    mut op: impl FnMut() -> Result<()>,
+) -> Result<Vec<Sample>> {
+    measure_with(warmup, reps, &mut (), |_| setup(), |_| op())
+}
+
+/// [`measure`] with a state that both `setup` (which may replace it, e.g. with a fresh poisoned
+/// output) and `op` use.
+pub fn measure_with<S>(
+    warmup: usize,
+    reps: usize,
+    state: &mut S,
+    mut setup: impl FnMut(&mut S) -> Result<()>,
+    mut op: impl FnMut(&mut S) -> Result<()>,
+) -> Result<Vec<Sample>> {
+    for _ in 0..warmup {
+        setup(state)?;
+        op(state)?;
+    }
+    synchronize()?;
+    let mut out = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        setup(state)?;
+        synchronize()?;
+        profile::start();
+        let t0 = Instant::now();
+        op(state)?;
+        synchronize()?;
+        let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let records = profile::stop()?;
+        let gpu_ms = if records.is_empty() {
+            None
+        } else {
+            Some(records.iter().map(|r| r.total_ms).sum())
+        };
+        out.push(Sample { gpu_ms, wall_ms });
+    }
+    Ok(out)
+}
+
+/// Median of a non-empty list (the mean of the middle two for an even count).
+pub fn median(v: &[f64]) -> f64 {
+    let mut s: Vec<f64> = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let n = s.len();
+    if n == 0 {
+        f64::NAN
+    } else if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
+}
+
+/// Host-side wall time of `f` in milliseconds (no synchronisation).
+pub fn host_ms(f: impl FnOnce() -> Result<()>) -> Result<f64> {
+    let t0 = Instant::now();
+    f()?;
+    Ok(t0.elapsed().as_secs_f64() * 1e3)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_odd_even_empty() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert!(median(&[]).is_nan());
+    }
+
+    #[test]
+    fn measure_on_cpu_counts_reps_and_runs_setup() {
+        set_default_device(Device::cpu());
+        let mut setups = 0;
+        let s = measure(2, 5, || {
+            setups += 1;
+            Ok(())
+        }, || {
+            let a = Array::<f64>::ones(1000)?;
+            let b = (&a * 2.0)?;
+            assert_eq!(b.sum()?, 2000.0);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(s.len(), 5);
+        assert_eq!(setups, 7);
+        assert!(s.iter().all(|x| x.wall_ms >= 0.0));
+    }
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The benchmarks on the device machine, both sides in one call:
+#
+#   bash benches/run.sh          (after `bash tests/gpu/run.sh 1 N` unpacked the staged binary)
+#
+# Alternates rounds of gpukit-bench and benches/cupy_twin.py (BENCH_ROUNDS, default 3), measures
+# the ceilings with CuPy in the same run, checks both sides against each other and writes to $OUT:
+# bench-raw.jsonl (every sample), bench-results.json (docs/bench/results.json's format), bench.log.
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+STAGE=${GPU_STAGE_ROOT:-/tmp/gpu-stage}
+BIN=${GPUKIT_BENCH:-$STAGE/root/bin/gpukit-bench}
+ROUNDS=${BENCH_ROUNDS:-3}
+REPS=${BENCH_REPS:-10}
+PY=${GPU_PYTHON:-python3}
+export OUT=${OUT:-/tmp/bench-out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
+  [[ -d $d ]] && export LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+done
+RAW=$OUT/bench-raw.jsonl
+LOG=$OUT/bench.log
+: >"$RAW"
+[[ -x $BIN ]] || chmod +x "$BIN" 2>/dev/null || { echo "bench: no gpukit-bench at $BIN (run tests/gpu/run.sh 1 N first)" | tee -a "$LOG"; exit 2; }
+t0=$(date +%s)
+for ((r = 1; r <= ROUNDS; r++)); do
+  echo "== round $r: gpukit" | tee -a "$LOG"
+  "$BIN" gpu --reps "$REPS" >>"$RAW" 2> >(tee -a "$LOG" >&2) || echo "bench: gpukit-bench round $r exited $?" | tee -a "$LOG"
+  echo "== round $r: cupy" | tee -a "$LOG"
+  "$PY" "$ROOT/benches/cupy_twin.py" --reps "$REPS" >>"$RAW" 2> >(tee -a "$LOG" >&2) || echo "bench: cupy_twin round $r exited $?" | tee -a "$LOG"
+done
+echo "== ceilings" | tee -a "$LOG"
+"$PY" "$ROOT/benches/cupy_twin.py" --ceilings --reps "$REPS" >>"$RAW" 2> >(tee -a "$LOG" >&2) || echo "bench: ceilings exited $?" | tee -a "$LOG"
+"$PY" -c "import sys; sys.path.insert(0, '$ROOT/tests/gpu'); import devrun, json; print(json.dumps(devrun.device_facts()))" >"$OUT/facts.json"
+PLAN=$STAGE/parts/plan.json; [[ -f $PLAN ]] || PLAN=$ROOT/.stage/call1/plan.json
+"$PY" "$ROOT/benches/benchlib.py" collect "$RAW" --plan "$PLAN" --facts "$OUT/facts.json" >"$OUT/bench-results.json" 2> >(tee -a "$LOG" >&2)
+rm -f "$OUT/facts.json"
+echo "bench: done in $(( $(date +%s) - t0 )) s" | tee -a "$LOG"
