@@ -263,30 +263,50 @@ def install_wheels(stage: Path, python: str) -> Path:
     return site
 
 
-def kernelspec(stage: Path) -> tuple[str, Path]:
-    """Write the evcxr_gpu kernelspec, pointing at the staged binary. Returns (name, JUPYTER_PATH)."""
+def kernelspec(stage: Path, env: dict) -> tuple[str, Path]:
+    """Install the evcxr_gpu kernelspec for the staged binary (with the kernel's own `install`
+    command; from the template in kernels/rust-gpu if that fails). Returns (name, JUPYTER_PATH)."""
     binary = stage / "root" / "bin" / "evcxr_gpu"
     binary.chmod(0o755)
-    template = ROOT / "kernels" / "rust-gpu" / "kernel.json"
-    name = "rust-gpu"
-    spec = {"argv": [str(binary), "--control_file", "{connection_file}"],
-            "display_name": "Rust (GPU)", "language": "rust", "interrupt_mode": "message"}
-    if template.is_file():
-        t = json.loads(template.read_text())
-        argv = t.get("argv") or []
-        if argv:
-            # the template's first word names the kernel binary (a name or a placeholder)
-            t["argv"] = [str(binary)] + list(argv[1:])
-        spec.update(t)
     jpath = stage / "jupyter"
-    kdir = jpath / "kernels" / name
+    kernels = jpath / "kernels"
+    kernels.mkdir(parents=True, exist_ok=True)
+    template_dir = ROOT / "kernels" / "rust-gpu"
+    gpukit = ROOT / "crates" / "gpukit"
+    name = "rust-gpu"
+    p = subprocess.run([str(binary), "install", "--kernels-dir", str(kernels), "--template", str(template_dir),
+                        "--gpukit", str(gpukit)], env=env, capture_output=True, text=True, timeout=60)
+    if p.returncode == 0 and (kernels / name / "kernel.json").is_file():
+        log(f"kernelspec installed by evcxr_gpu install: {(kernels / name / 'kernel.json').read_text().strip()}")
+        return name, jpath
+    log(f"evcxr_gpu install failed ({p.returncode}): {(p.stdout + p.stderr).strip()[-500:]}; writing the kernelspec here")
+    kdir = kernels / name
     kdir.mkdir(parents=True, exist_ok=True)
-    if template.parent.is_dir():
-        for f in template.parent.iterdir():
+    text = (template_dir / "kernel.json").read_text() if (template_dir / "kernel.json").is_file() else json.dumps(
+        {"argv": ["@BINARY@", "--connection-file", "{connection_file}"], "display_name": "Rust (GPU)",
+         "language": "rust", "env": {"EVCXR_GPU_GPUKIT": "@GPUKIT@"}})
+    spec = json.loads(text.replace("@BINARY@", str(binary)).replace("@GPUKIT@", str(gpukit)))
+    if spec.get("argv") and spec["argv"][0] != str(binary):
+        spec["argv"][0] = str(binary)
+    if template_dir.is_dir():
+        for f in template_dir.iterdir():
             if f.is_file() and f.name != "kernel.json":
                 shutil.copyfile(f, kdir / f.name)
     (kdir / "kernel.json").write_text(json.dumps(spec, indent=1) + "\n")
     return name, jpath
+
+
+def warm(stage: Path, env: dict, timeout: float) -> None:
+    """`evcxr_gpu warm`: one session start, which builds gpukit and its dependencies into the
+    compile cache so that the notebooks do not each wait for that build."""
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run([str(stage / "root" / "bin" / "evcxr_gpu"), "warm"], env=env, capture_output=True,
+                           text=True, timeout=timeout)
+        tail = (p.stdout + p.stderr).strip()[-1500:]
+        log(f"evcxr_gpu warm: exit {p.returncode} in {time.monotonic() - t0:.0f}s" + (f"\n{tail}" if p.returncode else ""))
+    except subprocess.TimeoutExpired:
+        log(f"evcxr_gpu warm: still building after {timeout:.0f}s; the notebooks go on")
 
 
 def execute_notebook(src: str, dst: str, result: str, kernel: str, cell_timeout: int) -> int:
@@ -477,7 +497,11 @@ def call(args) -> int:
     python_env = dict(env)
     site = install_wheels(stage, python)
     python_env["PYTHONPATH"] = f"{site}:{python_env.get('PYTHONPATH', '')}".rstrip(":")
-    kname, jpath = kernelspec(stage)
+    python_env["EVCXR_GPU_WORKDIR"] = str(stage / "evcxr-work")
+    python_env["EVCXR_GPU_GPUKIT"] = str(ROOT / "crates" / "gpukit")
+    kname, jpath = kernelspec(stage, python_env)
+    if os.environ.get("GPU_RUN_WARM", "1") == "1":
+        warm(stage, python_env, timeout=max(60.0, min(300.0, remaining(budget) - 120)))
     python_env["JUPYTER_PATH"] = str(jpath)
     python_env["JUPYTER_RUNTIME_DIR"] = str(stage / "jupyter-runtime")
     python_env["JUPYTER_PLATFORM_DIRS"] = "1"
