@@ -316,6 +316,22 @@ fn device_calls(x: &[f64], n: &[u64], out: &mut [f64], ok: &mut [bool]) {
     ok[i] = flag(steps as i32) || flag(3);
 }
 
+/// Scalars only, and no parameters at all.
+#[kernel]
+fn scalars_only(n: u32, x: f64, flag: bool, big: usize, neg: isize) {
+    let m = if flag {
+        n as f64 * x
+    } else {
+        big as f64 - neg as f64
+    };
+    let _unused = m * 2.0;
+}
+
+#[kernel]
+fn no_params() {
+    sync_threads();
+}
+
 #[vectorize]
 fn vec1(x: u8) -> f32 {
     x as f32 / 255.0
@@ -342,6 +358,8 @@ fn every_construct_compiles_with_nvrtc() {
         &views_and_shared::INFO,
         &views_unchecked::INFO,
         &device_calls::INFO,
+        &scalars_only::INFO,
+        &no_params::INFO,
     ] {
         if !compiles(info) {
             return;
@@ -349,6 +367,14 @@ fn every_construct_compiles_with_nvrtc() {
     }
     assert!(!views_unchecked::INFO.checked);
     assert!(views_and_shared::INFO.uses_barrier);
+}
+
+#[test]
+fn kernels_without_arrays_launch_on_the_cpu() {
+    let cpu = Device::cpu();
+    gpukit::set_default_device(cpu);
+    scalars_only.launch((2, 3), 4, 1.5, true, 7, -2).unwrap();
+    launch!(no_params[1, 8]()).unwrap();
 }
 
 #[test]

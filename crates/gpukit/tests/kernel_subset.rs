@@ -253,7 +253,8 @@ fn use_helpers(x: &[f32], y: &mut [f32]) {
     }
 }
 
-/// A linear congruential generator in u32 (wrapping arithmetic) for Monte Carlo pi.
+/// A linear congruential generator in u32 (wrapping arithmetic) for Monte Carlo pi; the point
+/// test is in integers so that both backends count exactly the same hits.
 #[kernel]
 fn monte_carlo(seeds: &[u32], hits: &mut [u32], samples: u32) {
     let i = grid(1);
@@ -262,10 +263,10 @@ fn monte_carlo(seeds: &[u32], hits: &mut [u32], samples: u32) {
         let mut count = 0;
         for _ in 0..samples {
             s = s * 1664525 + 1013904223;
-            let x = (s >> 8) as f32 / 16777216.0;
+            let x = (s >> 16) as u64;
             s = s * 1664525 + 1013904223;
-            let y = (s >> 8) as f32 / 16777216.0;
-            if x * x + y * y <= 1.0 {
+            let y = (s >> 16) as u64;
+            if x * x + y * y <= 65536 * 65536 {
                 count += 1;
             }
         }
@@ -739,10 +740,10 @@ fn cpu_monte_carlo_wrapping_u32() {
         let mut count = 0;
         for _ in 0..200 {
             s = s.wrapping_mul(1664525).wrapping_add(1013904223);
-            let x = (s >> 8) as f32 / 16777216.0;
+            let x = (s >> 16) as u64;
             s = s.wrapping_mul(1664525).wrapping_add(1013904223);
-            let y = (s >> 8) as f32 / 16777216.0;
-            if x * x + y * y <= 1.0 {
+            let y = (s >> 16) as u64;
+            if x * x + y * y <= 65536 * 65536 {
                 count += 1;
             }
         }
