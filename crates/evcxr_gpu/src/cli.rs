@@ -4,7 +4,7 @@ use crate::protocol;
 use crate::publisher::{fd_logger, Publisher};
 use crate::session::config::Config;
 use crate::session::progress::{compiling_crate, BuildProgress};
-use crate::session::{stderr_tap, workdir, Job, Session};
+use crate::session::{libpath, stderr_tap, workdir, Job, Session};
 use anyhow::{anyhow, bail, Context as _};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -132,6 +132,7 @@ struct Setup {
 fn setup() -> anyhow::Result<Setup> {
     let config = Config::from_env().map_err(|e| anyhow!(e))?;
     // Environment changes happen here, before any thread exists.
+    libpath::export();
     let wd = if std::env::var_os("EVCXR_TMPDIR").is_none() {
         match workdir::acquire(&config.workdir) {
             Ok(w) => {

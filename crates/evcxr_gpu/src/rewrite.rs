@@ -2,9 +2,11 @@
 //!
 //! evcxr displays a cell's trailing expression (one without `;`). To run something after the
 //! user's code (device synchronisation after every cell, the end of `%%time`), a trailing
-//! expression `E` becomes `{ let __gk_value = E; <epilogue> __gk_value }`: still the trailing
-//! expression, so it is still displayed, and no new variable reaches the session. Insertions never
-//! add line breaks inside the user's code, so evcxr's error line numbers stay the cell's.
+//! expression `E` becomes `match E { ref __gk_value => { <epilogue> __gk_value } }`: still the
+//! trailing expression, so it is still displayed; `ref` borrows instead of moving, so a variable
+//! shown at the end of a cell stays in the session (evcxr itself displays by reference), and
+//! temporaries live until evcxr's display statement ends. No new variable reaches the session.
+//! Insertions never add line breaks inside the user's code, so error line numbers stay the cell's.
 
 use syn::parse::{Parse, ParseStream};
 use syn::spanned::Spanned;
@@ -102,7 +104,7 @@ pub fn append_epilogue(code: &str, epilogue: &str) -> Option<String> {
         Tail::Empty => code.to_string(),
         Tail::Statement { end } => format!("{} {epilogue}{}", &code[..end], &code[end..]),
         Tail::Expr { start, end } => format!(
-            "{}{{ let __gk_value = {}; {epilogue} __gk_value }}{}",
+            "{}match {} {{ ref __gk_value => {{ {epilogue} __gk_value }} }}{}",
             &code[..start],
             &code[start..end],
             &code[end..]
@@ -121,7 +123,7 @@ mod tests {
         let out = append_epilogue("let x = 1;\nx + 1", EPI).unwrap();
         assert_eq!(
             out,
-            "let x = 1;\n{ let __gk_value = x + 1; gpukit::synchronize()?; __gk_value }"
+            "let x = 1;\nmatch x + 1 { ref __gk_value => { gpukit::synchronize()?; __gk_value } }"
         );
     }
 
@@ -136,7 +138,7 @@ mod tests {
         let out = append_epilogue("fn f() {}", EPI).unwrap();
         assert_eq!(out, "fn f() {} gpukit::synchronize()?;");
         let out = append_epilogue("println!(\"hi\")", EPI).unwrap();
-        assert!(out.starts_with("{ let __gk_value = println!(\"hi\");"));
+        assert!(out.starts_with("match println!(\"hi\") { ref __gk_value => {"));
         let out = append_epilogue("println!(\"hi\");", EPI).unwrap();
         assert_eq!(out, "println!(\"hi\"); gpukit::synchronize()?;");
     }
@@ -152,7 +154,7 @@ mod tests {
     fn evcxr_commands_are_skipped() {
         let code = ":dep rand = \"0.9\"\nlet x = 2;\nx";
         let out = append_epilogue(code, EPI).unwrap();
-        assert!(out.starts_with(":dep rand = \"0.9\"\nlet x = 2;\n{ let __gk_value = x;"));
+        assert!(out.starts_with(":dep rand = \"0.9\"\nlet x = 2;\nmatch x { ref __gk_value"));
         assert_eq!(append_epilogue(":vars", EPI).unwrap(), ":vars");
     }
 
@@ -160,7 +162,7 @@ mod tests {
     fn unicode_columns() {
         let code = "let s = \"é\"; s";
         let out = append_epilogue(code, EPI).unwrap();
-        assert!(out.ends_with("{ let __gk_value = s; gpukit::synchronize()?; __gk_value }"));
+        assert!(out.ends_with("match s { ref __gk_value => { gpukit::synchronize()?; __gk_value } }"));
     }
 
     #[test]

@@ -80,7 +80,7 @@ pub struct MemoryReport {
 
 fn nvml() -> std::result::Result<&'static Nvml, String> {
     static NVML: OnceLock<std::result::Result<Nvml, String>> = OnceLock::new();
-    NVML.get_or_init(|| Nvml::init().map_err(|e| format!("NVML is not available ({e}); {NO_GPU}")))
+    NVML.get_or_init(|| Nvml::init().map_err(|e| format!("{NO_GPU} (NVML not available: {e})")))
         .as_ref()
         .map_err(Clone::clone)
 }
@@ -160,8 +160,8 @@ pub fn memory_report() -> MemoryReport {
 fn no_gpu_reason(e: &Error) -> String {
     match e {
         Error::NoGpu(why) if why.contains(NO_GPU) => why.clone(),
-        Error::NoGpu(why) => format!("{why}; {NO_GPU}"),
-        other => format!("{other}; {NO_GPU}"),
+        Error::NoGpu(why) => format!("{NO_GPU} ({why})"),
+        other => format!("{NO_GPU} ({other})"),
     }
 }
 
@@ -380,6 +380,7 @@ mod tests {
         };
         let s = r.to_string();
         assert!(s.starts_with(NO_GPU) && s.contains("gpukit allocations:\n    cpu"));
+        assert_eq!(no_gpu_reason(&Error::NoGpu("x".into())), format!("{NO_GPU} (x)"));
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! `%%cuda`: a cell of CUDA C++ compiled with NVRTC through `gpukit::Module::from_cuda`; each
 //! `extern "C" __global__` function becomes a variable holding a launchable gpukit kernel.
+//! When the default device is the CPU the session does not run it and says so (see
+//! [`Step::Cuda`]).
 //!
 //! The source handed to NVRTC starts with an empty line standing for the `%%cuda` line, so the
 //! line numbers in NVRTC's messages are the cell's line numbers.
@@ -235,7 +237,10 @@ pub fn lower(args: &str, body: &str, ctx: Context) -> Result<Step, MagicError> {
             kernels.mangled.join(", ")
         ));
     }
-    Ok(Step::Rust(code))
+    Ok(Step::Cuda {
+        code,
+        kernels: kernels.extern_c,
+    })
 }
 
 #[cfg(test)]
@@ -265,9 +270,11 @@ extern "C" {
 
     #[test]
     fn lowering_defines_one_variable_per_kernel() {
-        let Step::Rust(code) = lower("", SAXPY, Context { gpukit: true }).unwrap() else {
-            panic!("not rust")
+        let Step::Cuda { code, kernels } = lower("", SAXPY, Context { gpukit: true }).unwrap()
+        else {
+            panic!("not cuda")
         };
+        assert_eq!(kernels, vec!["saxpy", "scale", "in_block"]);
         assert!(code
             .starts_with("let __gk_cuda_module = gpukit::Module::from_cuda(r#\"\n// y = a*x + y"));
         assert!(code.contains("\"#)?; let saxpy = __gk_cuda_module.kernel(\"saxpy\")?;"));

@@ -28,6 +28,23 @@ pub enum Step {
     Print(String),
     /// A shell command the kernel runs, streaming its output into the cell.
     Shell(String),
+    /// A `%%cuda` cell: `code` defines `kernels`; it runs only when the default device is a GPU.
+    Cuda {
+        /// Rust that compiles the module and binds one variable per kernel.
+        code: String,
+        /// The kernel (variable) names it defines.
+        kernels: Vec<String>,
+    },
+    /// `%ptx`/`%source` of kernel `name`: `code` prints it, unless `name` is a `%%cuda` kernel
+    /// that was not compiled because there is no GPU.
+    Reflect {
+        /// The magic, for messages.
+        magic: &'static str,
+        /// The kernel variable.
+        name: String,
+        /// Rust that prints the reflection.
+        code: String,
+    },
 }
 
 /// What lowering needs to know about the session.

@@ -7,7 +7,12 @@ use super::{ident_arg, require_gpukit, Context, MagicError, Step};
 pub fn lower(args: &str, ctx: Context) -> Result<Step, MagicError> {
     let name = ident_arg("%source", args)?;
     require_gpukit("%source", ctx)?;
-    Ok(Step::Rust(format!("println!(\"{{}}\", {name}.source());")))
+    let code = format!("println!(\"{{}}\", {name}.source());");
+    Ok(Step::Reflect {
+        magic: "%source",
+        name,
+        code,
+    })
 }
 
 #[cfg(test)]
@@ -18,7 +23,11 @@ mod tests {
     fn lowers_to_source_call() {
         assert_eq!(
             lower(" foo", Context { gpukit: true }).unwrap(),
-            Step::Rust("println!(\"{}\", foo.source());".into())
+            Step::Reflect {
+                magic: "%source",
+                name: "foo".into(),
+                code: "println!(\"{}\", foo.source());".into()
+            }
         );
         assert!(lower("a.b", Context { gpukit: true }).is_err());
     }

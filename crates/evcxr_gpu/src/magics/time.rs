@@ -57,8 +57,8 @@ mod tests {
         assert_eq!(lines.len(), 3);
         assert_eq!(lines[0], START);
         assert_eq!(lines[1], "let a = 2;");
-        assert!(lines[2].starts_with("{ let __gk_value = a * 3; gpukit::synchronize()?;"));
-        assert!(lines[2].contains("Wall time") && lines[2].ends_with("__gk_value }"));
+        assert!(lines[2].starts_with("match a * 3 { ref __gk_value => { gpukit::synchronize()?;"));
+        assert!(lines[2].contains("Wall time") && lines[2].ends_with("__gk_value } }"));
     }
 
     #[test]

@@ -374,12 +374,11 @@ async fn execute(
     } else {
         ExecuteOutcome::default()
     };
-    let last = outcome.results.len();
-    for (i, data) in outcome.results.into_iter().enumerate() {
+    for (data, is_value) in outcome.results {
         if silent {
             break;
         }
-        if i + 1 == last {
+        if is_value {
             publisher.send_to(msg, ExecuteResult::new(n, data));
         } else {
             publisher.send_to(msg, DisplayData::new(data));

@@ -7,6 +7,7 @@
 
 pub mod config;
 pub mod errors;
+pub mod libpath;
 pub mod progress;
 pub mod stderr_tap;
 pub mod workdir;
@@ -34,8 +35,9 @@ pub type InputFn = Box<dyn Fn(String, bool) -> String + Send>;
 /// What executing a cell produced besides streamed output.
 #[derive(Debug, Default)]
 pub struct ExecuteOutcome {
-    /// Values to display (MIME bundles), the last one being the cell's result.
-    pub results: Vec<Media>,
+    /// What the cell displayed, in order: a MIME bundle and whether it is the value of a trailing
+    /// expression (an `execute_result`) rather than an explicit display (`display_data`).
+    pub results: Vec<(Media, bool)>,
     /// The error that stopped the cell, if any.
     pub error: Option<CellError>,
 }
@@ -151,18 +153,42 @@ impl Session {
     }
 }
 
+/// Printed by the end of every rewritten Rust step: its absence means a `?` returned early
+/// (evcxr reports such errors only on stderr).
+pub const COMPLETED_MARKER: &str = "EVCXR_GPU_STEP_COMPLETED";
+
+/// What the forwarder noticed in the output of the current step.
+#[derive(Default)]
+struct Seen {
+    completed: AtomicBool,
+    last_stderr: Mutex<String>,
+}
+
 /// Forwards evcxr's stdout/stderr lines to the cell; flushes on request.
 struct Forwarder {
     flush: crossbeam_channel::Sender<mpsc::Sender<()>>,
+    seen: Arc<Seen>,
 }
 
 impl Forwarder {
     fn spawn(outputs: EvalContextOutputs, publisher: Arc<Publisher>) -> std::io::Result<Forwarder> {
         let (ftx, frx) = crossbeam_channel::unbounded::<mpsc::Sender<()>>();
+        let seen = Arc::new(Seen::default());
+        let s = seen.clone();
         std::thread::Builder::new()
             .name("evcxr-output".into())
-            .spawn(move || forward(outputs, publisher, frx))?;
-        Ok(Forwarder { flush: ftx })
+            .spawn(move || forward(outputs, publisher, frx, s))?;
+        Ok(Forwarder { flush: ftx, seen })
+    }
+
+    /// Forgets what was seen, before a step runs.
+    fn reset(&self) {
+        self.seen.completed.store(false, Ordering::SeqCst);
+        self.seen
+            .last_stderr
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
     }
 
     /// Waits until every line evcxr has produced so far has been published.
@@ -174,25 +200,41 @@ impl Forwarder {
     }
 }
 
-fn drain(first: String, rx: &crossbeam_channel::Receiver<String>) -> String {
-    let mut text = first;
-    text.push('\n');
-    while text.len() < 64 * 1024 {
-        match rx.try_recv() {
-            Ok(l) => {
-                text.push_str(&l);
-                text.push('\n');
-            }
-            Err(_) => break,
+/// `first` and the lines already queued behind it, without the completion marker.
+fn drain(first: String, rx: &crossbeam_channel::Receiver<String>, seen: &Seen) -> String {
+    let mut text = String::new();
+    let mut line = Some(first);
+    while let Some(l) = line.take() {
+        if l == COMPLETED_MARKER {
+            seen.completed.store(true, Ordering::SeqCst);
+        } else {
+            text.push_str(&l);
+            text.push('\n');
+        }
+        if text.len() < 64 * 1024 {
+            line = rx.try_recv().ok();
         }
     }
     text
+}
+
+fn publish(publisher: &Publisher, seen: &Seen, text: &str, stderr: bool) {
+    if text.is_empty() {
+        return;
+    }
+    if stderr {
+        publisher.stderr(text);
+        *seen.last_stderr.lock().unwrap_or_else(|p| p.into_inner()) = text.to_string();
+    } else {
+        publisher.stdout(text);
+    }
 }
 
 fn forward(
     outputs: EvalContextOutputs,
     publisher: Arc<Publisher>,
     flush: crossbeam_channel::Receiver<mpsc::Sender<()>>,
+    seen: Arc<Seen>,
 ) {
     let never = crossbeam_channel::never::<String>();
     let mut out = Some(outputs.stdout);
@@ -202,20 +244,20 @@ fn forward(
         let e = err.as_ref().unwrap_or(&never);
         crossbeam_channel::select! {
             recv(o) -> line => match line {
-                Ok(l) => publisher.stdout(&drain(l, o)),
+                Ok(l) => publish(&publisher, &seen, &drain(l, o, &seen), false),
                 Err(_) => out = None,
             },
             recv(e) -> line => match line {
-                Ok(l) => publisher.stderr(&drain(l, e)),
+                Ok(l) => publish(&publisher, &seen, &drain(l, e, &seen), true),
                 Err(_) => err = None,
             },
             recv(flush) -> ack => match ack {
                 Ok(ack) => {
                     while let Ok(l) = o.try_recv() {
-                        publisher.stdout(&drain(l, o));
+                        publish(&publisher, &seen, &drain(l, o, &seen), false);
                     }
                     while let Ok(l) = e.try_recv() {
-                        publisher.stderr(&drain(l, e));
+                        publish(&publisher, &seen, &drain(l, e, &seen), true);
                     }
                     let _ = ack.send(());
                 }
@@ -231,6 +273,8 @@ struct Worker {
     forwarder: Option<Forwarder>,
     gpukit: bool,
     startup_error: Option<String>,
+    /// `%%cuda` kernels not compiled because the default device was the CPU.
+    skipped_cuda: std::collections::BTreeSet<String>,
     publisher: Arc<Publisher>,
     progress: Arc<BuildProgress>,
     interrupter: Arc<Interrupter>,
@@ -250,6 +294,7 @@ impl Worker {
             forwarder: None,
             gpukit: false,
             startup_error: None,
+            skipped_cuda: Default::default(),
             publisher,
             progress,
             interrupter,
@@ -358,6 +403,17 @@ impl Worker {
                 }
                 Step::Shell(cmd) => self.shell(&cmd).map(|_| None),
                 Step::Rust(rust) => self.eval(&rust, &input),
+                Step::Cuda { code, kernels } => self.cuda(&code, &kernels, &input),
+                Step::Reflect { magic, name, code } => {
+                    if self.skipped_cuda.contains(&name) && !self.has_variable(&name) {
+                        self.publisher.stdout(&format!(
+                            "{magic} {name}: needs a CUDA GPU; the %%cuda cell that defines {name} was not compiled because the default device is the CPU\n"
+                        ));
+                        Ok(None)
+                    } else {
+                        self.eval(&code, &input)
+                    }
+                }
             };
             if let Some(f) = &self.forwarder {
                 f.flush();
@@ -393,20 +449,31 @@ impl Worker {
     }
 
     /// Evaluates one Rust step, synchronising gpukit at its end.
-    fn eval(&mut self, code: &str, input: &Option<InputFn>) -> Result<Option<Media>, CellError> {
-        let synced = if self.gpukit {
-            append_epilogue(code, SYNC).filter(|r| r != code)
+    fn eval(
+        &mut self,
+        code: &str,
+        input: &Option<InputFn>,
+    ) -> Result<Option<(Media, bool)>, CellError> {
+        let is_value = matches!(crate::rewrite::tail(code), Some(crate::rewrite::Tail::Expr { .. }));
+        let epilogue = if self.gpukit {
+            format!("{SYNC} println!(\"{COMPLETED_MARKER}\");")
         } else {
-            None
+            format!("println!(\"{COMPLETED_MARKER}\");")
         };
-        let result = match synced {
+        let rewritten = append_epilogue(code, &epilogue).filter(|r| r != code);
+        if let Some(f) = &self.forwarder {
+            f.reset();
+        }
+        let mut expect_marker = rewritten.is_some();
+        let result = match rewritten {
             Some(rewritten) => match self.eval_raw(&rewritten, input) {
                 // The appended code cannot be the cause of a type error the user's code does not
-                // have, but some values (borrows of temporaries) cannot be bound; evaluate the
-                // cell as written then, for exact error messages or a result, and sync apart.
+                // have, but some values cannot be borrowed for display; evaluate the cell as
+                // written then, for exact error messages or a result, and sync apart.
                 Err(evcxr::Error::CompilationErrors(_)) => {
+                    expect_marker = false;
                     let r = self.eval_raw(code, input);
-                    if r.is_ok() {
+                    if r.is_ok() && self.gpukit {
                         if let Err(e) = self.eval_raw(SYNC, input) {
                             return Err(self.error(&e, SYNC));
                         }
@@ -417,6 +484,35 @@ impl Worker {
             },
             None => self.eval_raw(code, input),
         };
+        if result.is_ok() && expect_marker {
+            if let Some(f) = &self.forwarder {
+                f.flush();
+                if !f.seen.completed.load(Ordering::SeqCst) {
+                    if self.interrupter.take_interrupted() {
+                        return Err(CellError::interrupted());
+                    }
+                    let shown = f
+                        .seen
+                        .last_stderr
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .trim()
+                        .to_string();
+                    let (evalue, traceback) = if shown.is_empty() {
+                        let msg = "the cell returned early with an error (`?`)".to_string();
+                        (msg.clone(), vec![msg])
+                    } else {
+                        let first = shown.lines().next().unwrap_or_default().to_string();
+                        (first, shown.lines().map(str::to_string).collect())
+                    };
+                    return Err(CellError {
+                        ename: "Error".into(),
+                        evalue,
+                        traceback,
+                    });
+                }
+            }
+        }
         match result {
             Ok(out) => {
                 if let Some(t) = out.timing {
@@ -431,10 +527,49 @@ impl Worker {
                     .into_iter()
                     .map(|(k, v)| (k, serde_json::Value::String(v)))
                     .collect();
-                Ok(serde_json::from_value(serde_json::Value::Object(map)).ok())
+                Ok(serde_json::from_value(serde_json::Value::Object(map))
+                    .ok()
+                    .map(|m| (m, is_value)))
             }
             Err(e) => Err(self.error(&e, code)),
         }
+    }
+
+    fn has_variable(&self, name: &str) -> bool {
+        match &self.ctx {
+            Ok(ctx) => ctx.variables_and_types().any(|(v, _)| v == name),
+            Err(_) => false,
+        }
+    }
+
+    /// Runs a `%%cuda` cell when the default device is a GPU; otherwise says why it does not.
+    fn cuda(
+        &mut self,
+        code: &str,
+        kernels: &[String],
+        input: &Option<InputFn>,
+    ) -> Result<Option<(Media, bool)>, CellError> {
+        let probe = "gpukit::default_device().is_cuda()";
+        let on_gpu = match self.eval_raw(probe, input) {
+            Ok(out) => out.get("text/plain").map(str::trim) == Some("true"),
+            Err(e) => return Err(self.error(&e, probe)),
+        };
+        if !on_gpu {
+            self.publisher.stdout(&format!(
+                "%%cuda needs a CUDA GPU: the default device is the CPU, so {} {} not compiled (on a machine with a GPU each becomes a kernel variable)\n",
+                kernels.join(", "),
+                if kernels.len() == 1 { "was" } else { "were" }
+            ));
+            self.skipped_cuda.extend(kernels.iter().cloned());
+            return Ok(None);
+        }
+        let r = self.eval(code, input);
+        if r.is_ok() {
+            for k in kernels {
+                self.skipped_cuda.remove(k);
+            }
+        }
+        r
     }
 
     fn error(&self, e: &evcxr::Error, code: &str) -> CellError {

@@ -1,0 +1,59 @@
+"""Fixtures: a real evcxr_gpu kernel started through its installed kernelspec with jupyter_client.
+
+The kernels run as plain Rust sessions (EVCXR_GPU_GPUKIT=none) in their own work directory, so
+these tests exercise the protocol without waiting for gpukit builds; the notebooks test gpukit.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import pytest
+from jupyter_client.manager import start_new_kernel
+
+KERNEL = os.environ.get("EVCXR_GPU_KERNEL", "rust-gpu")
+
+
+@pytest.fixture(scope="session")
+def kernel_env():
+    work = tempfile.mkdtemp(prefix="evcxr-gpu-protocol-")
+    return {**os.environ, "EVCXR_GPU_GPUKIT": "none", "EVCXR_GPU_WORKDIR": work, "EVCXR_GPU_OPT": "0"}
+
+
+def start(env):
+    km, kc = start_new_kernel(kernel_name=KERNEL, startup_timeout=120, env=env)
+    return km, kc
+
+
+@pytest.fixture(scope="module")
+def kernel(kernel_env):
+    """A kernel shared by the tests of one module (the first cell pays the session start)."""
+    km, kc = start(kernel_env)
+    run(kc, "1")
+    yield km, kc
+    kc.stop_channels()
+    km.shutdown_kernel(now=True)
+
+
+@pytest.fixture
+def fresh_kernel(kernel_env):
+    """A kernel of its own, for tests that interrupt, restart or shut it down."""
+    km, kc = start(kernel_env)
+    yield km, kc
+    kc.stop_channels()
+    if km.is_alive():
+        km.shutdown_kernel(now=True)
+
+
+def run(kc, code, timeout=300):
+    """Executes `code`; returns (reply content, [(msg_type, content, arrival time)...])."""
+    import time
+
+    msgs = []
+
+    def hook(msg):
+        msgs.append((msg["msg_type"], msg["content"], time.monotonic()))
+
+    reply = kc.execute_interactive(code, timeout=timeout, output_hook=hook, allow_stdin=False)
+    return reply["content"], msgs
