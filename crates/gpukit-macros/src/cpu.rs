@@ -536,3 +536,58 @@ fn axis_expr(i: Intrinsic, axis: usize) -> TokenStream {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::kernel_ir;
+
+    fn twin(src: &str, checked: bool) -> String {
+        super::kernel_body(&kernel_ir(src, checked).expect("translates"))
+            .expect("generates")
+            .to_string()
+    }
+
+    #[test]
+    fn parameters_threads_and_checked_access() {
+        let t = twin("fn k(a: &[i32], b: &mut View2<f32>, n: usize) { let i = grid(1); b[[i, 0]] = (a[i] + 1) as f32; }", true);
+        for e in [
+            "let a = __a . slice :: < i32 > (0usize) ;",
+            "let b = __a . view_mut :: < f32 , 2usize > (1usize) ;",
+            "let n = __a . scalar :: < u64 > (2usize) as usize ;",
+            "__b . for_each_thread (move | __t : & :: gpukit :: __private :: ThreadCtx |",
+            "a . get (i , __t)",
+            "None => return",
+            "b . ptr ([i , 0usize] , __t)",
+            ". wrapping_add (1i32)",
+        ] {
+            assert!(t.contains(e), "missing `{e}` in {t}");
+        }
+    }
+
+    #[test]
+    fn barriers_run_cooperatively_and_unchecked_skips_checks() {
+        let t = twin("fn k(a: &mut [f32]) { let s = shared_array::<f32, 8>(); s[0] = a[0]; sync_threads(); a[0] = s[1]; }", false);
+        for e in [
+            "run_cooperative",
+            "__t . shared :: < f32 > (0usize , 8usize , 1usize)",
+            "get_unchecked",
+            "ptr_unchecked",
+            "__t . sync_threads ()",
+        ] {
+            assert!(t.contains(e), "missing `{e}` in {t}");
+        }
+    }
+
+    #[test]
+    fn division_by_zero_and_literal_suffixes() {
+        let t = twin(
+            "fn k(a: &mut [u8]) { let x = 0.5; a[0] = a[1] / a[2]; let y: f32 = x; }",
+            true,
+        );
+        assert!(
+            t.contains("if __r == 0 { 0 } else { __l . wrapping_div (__r) }"),
+            "{t}"
+        );
+        assert!(t.contains("let x : f32 = 0.5f32 ;"), "{t}");
+    }
+}

@@ -186,6 +186,8 @@ pub fn device(attr: TokenStream, item: TokenStream) -> Result<TokenStream> {
     let vis = &item.vis;
     let attrs = &item.attrs;
     let sig = &item.sig;
+    // A recursive helper is already in the list that holds it.
+    f.callees.retain(|c| !c.path.is_ident(name));
     let callees = device_refs(&f);
     let allow = allow_generated();
     Ok(quote! {
@@ -306,5 +308,96 @@ fn source_text(item: &syn::ItemFn, attr: &str) -> String {
     match (params, body) {
         (Some(p), Some(b)) => format!("{attr}\n{vis}fn {}{p}{ret} {b}", item.sig.ident),
         _ => format!("{attr}\n{}", quote!(#item)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    #[test]
+    fn kernel_items() {
+        let out = super::kernel(
+            quote!(),
+            quote!(
+                fn k(a: &[f32], b: &mut View3<u8>, s: usize) {
+                    let i = grid(1);
+                }
+            ),
+        )
+        .unwrap()
+        .to_string();
+        for e in [
+            "struct k ;",
+            "name : \"k\"",
+            "ParamKind :: Slice , dtype : :: gpukit :: __private :: DType :: F32 , ndim : 1usize",
+            "ParamKind :: ViewMut , dtype : :: gpukit :: __private :: DType :: U8 , ndim : 3usize",
+            "ParamKind :: Scalar , dtype : :: gpukit :: __private :: DType :: U64",
+            "array_names : & [\"a\" , \"b\"]",
+            "checked : true",
+            "A0 : :: gpukit :: __private :: SliceArg < 'a , f32 >",
+            "A1 : :: gpukit :: __private :: SliceMutArg < 'a , u8 >",
+            "KernelArg :: scalar (s as u64)",
+            "pub fn source",
+            "pub fn ptx",
+        ] {
+            assert!(out.contains(e), "missing `{e}` in {out}");
+        }
+        let unchecked = super::kernel(
+            quote!(unchecked),
+            quote!(
+                fn k(a: &mut [f32]) {}
+            ),
+        )
+        .unwrap()
+        .to_string();
+        assert!(unchecked.contains("checked : false"));
+        assert!(super::kernel(
+            quote!(fast),
+            quote!(
+                fn k() {}
+            )
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn device_and_vectorize_items() {
+        let out = super::device(
+            quote!(),
+            quote!(
+                fn fact(n: u64) -> u64 {
+                    if n == 0 {
+                        1
+                    } else {
+                        n * fact(n - 1)
+                    }
+                }
+            ),
+        )
+        .unwrap()
+        .to_string();
+        assert!(out.contains("const __GPUKIT_DEVICE_fact"), "{out}");
+        assert!(
+            out.contains("callees : & []"),
+            "a recursive helper does not list itself: {out}"
+        );
+        let out = super::vectorize(
+            quote!(),
+            quote!(
+                fn f(x: f32, y: i32) -> f64 {
+                    x as f64 + y as f64
+                }
+            ),
+        )
+        .unwrap()
+        .to_string();
+        for e in [
+            "vectorize2 (& __GPUKIT_VECTORIZE_f , x , y , | x : f32 , y : i32 | -> f64",
+            "arity : 2usize",
+            "A0 : :: gpukit :: __private :: VecArg < f32 >",
+        ] {
+            assert!(out.contains(e), "missing `{e}` in {out}");
+        }
     }
 }

@@ -1715,3 +1715,93 @@ fn compound_op(op: &syn::BinOp) -> Option<BinOp> {
         _ => return None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::kernel_error;
+
+    fn scalar_fn_error(src: &str, device: bool) -> String {
+        let item: syn::ItemFn = syn::parse_str(src).expect("parses");
+        let r = if device {
+            super::device(&item)
+        } else {
+            super::vectorize(&item)
+        };
+        match r {
+            Ok(_) => panic!("expected an error for {src}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn helpers_take_scalars_and_no_thread_intrinsics() {
+        for (src, device, msg) in [
+            ("fn h(a: &[f32]) -> f32 { a[0] }", true, "takes scalars"),
+            (
+                "fn h(x: f32) -> f32 { x + grid(1) as f32 }",
+                true,
+                "only available in #[kernel]",
+            ),
+            (
+                "fn h(x: f32) -> f32 { let t = shared_array::<f32, 4>(); x }",
+                true,
+                "shared arrays exist only in #[kernel]",
+            ),
+            (
+                "fn h(x: f32) -> f32 { let y = x; }",
+                true,
+                "must end with the value it returns",
+            ),
+            ("fn f(x: f32) {}", false, "add `-> T`"),
+            ("fn f(x: i16) -> f32 { 1.0 }", false, "array element types"),
+            (
+                "fn f(x: f32) -> f32 { helper(x) }",
+                false,
+                "cannot call other functions",
+            ),
+            (
+                "fn f(a: f32, b: f32, c: f32, d: f32, e: f32) -> f32 { a }",
+                false,
+                "1 to 4 inputs",
+            ),
+        ] {
+            let e = scalar_fn_error(src, device);
+            assert!(e.contains(msg), "for `{src}` expected `{msg}`, got `{e}`");
+        }
+    }
+
+    #[test]
+    fn unsupported_constructs_are_errors_with_guidance() {
+        for (src, msg) in [
+        ("fn k(a: &mut [f32]) { let f = |x: f32| x; }", "closures are not supported"),
+        ("fn k(a: &mut [f32]) { println!(\"hi\"); }", "macros (`println!`) are not supported"),
+        ("fn k(a: &mut [f32]) { let v = Vec::new(); }", "there is no heap"),
+        ("fn k(a: &mut [f32]) { let r = &a[0]; }", "references cannot be taken"),
+        ("fn k(a: &mut [f32]) { a[0] = a.iter().sum(); }", "kernel code uses index loops"),
+        ("fn k(a: &mut [f32]) { a[0] = a[0].frobnicate(); }", "unsupported method `frobnicate`"),
+        ("fn k(a: &mut String) { }", "unsupported parameter type"),
+        ("fn k(a: &[f32]) { a[0] = 1.0; }", "read-only parameter; declare it `&mut`"),
+        ("fn k(a: &mut [f32]) { a[0] = 1; }", "mismatched types"),
+        ("fn k(a: &mut [f32]) { let i: u32 = 0; a[i] = 1.0; }", "mismatched types"),
+        ("fn k(a: &mut [f32]) { match 1 { _ => {} } }", "`match` is not supported"),
+        ("fn k(a: &mut [f32]) { let p = Point { x: 1 }; }", "struct literals are not supported"),
+        ("fn k(a: &mut [f32]) { a[0] = undefined_var; }", "cannot find `undefined_var`"),
+        ("fn k(a: &mut [f32]) { let (x, y) = grid(2); }", "use `grid2()`"),
+        ("fn k(a: &mut [f32]) { let t = shared_array::<f32, M>(); }", "is not a `const` declared in this kernel"),
+        ("fn k(a: &mut [f32]) { let t = shared_array::<f64, 10000>(); }", "at most 49152 bytes"),
+        ("fn k(a: &mut [u32]) { a[0] = -a[0]; }", "cannot negate a value of type `u32`"),
+        ("fn k(a: &mut [f32]) -> f32 { 1.0 }", "a kernel returns nothing"),
+        ("fn k<T>(a: &mut [T]) { }", "cannot be generic"),
+        ("fn double(a: &mut [f32]) { }", "reserved word"),
+        ("fn k(a: &mut [f32]) { a[0] = a[1..2][0]; }", "only array parameters and shared arrays"),
+        ("fn k(a: &mut [f32]) { let s = \"x\"; }", "strings are not supported"),
+        ("fn k(a: &mut [f32]) { for x in a { } }", "for loops iterate over integer ranges"),
+        ("fn k(a: &mut [f32]) { 'outer: loop { break 'outer; } }", "loop labels are not supported"),
+        ("fn k(a: &mut [f32]) { a[0] = f32::sqrt(2.0, 3.0); }", "takes 0 argument(s)"),
+        ("fn k(a: &mut [f32]) { let x = 1.0; a[0] = (x + if x > 0.0 { let y = 1.0; y } else { 0.0 }) as f32; }", "compute it into a variable first"),
+    ] {
+        let e = kernel_error(src);
+        assert!(e.contains(msg), "for `{src}` expected `{msg}`, got `{e}`");
+    }
+    }
+}
