@@ -292,27 +292,26 @@ fn positional(x: f64, is_f32: bool) -> String {
     }
 }
 
-/// Scientific form: (mantissa like `-1.25`, exponent) with at most `PRECISION` decimals.
-fn scientific(x: f64, is_f32: bool) -> (String, i32) {
-    let (negative, digits, exp) = shortest(x, is_f32);
-    let (digits, exp) = if digits.len() > PRECISION + 1 {
-        let (_, d, e) = {
-            let s = format!("{:.*e}", PRECISION, x.abs());
-            let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
-            let d: String = m.chars().filter(|c| c.is_ascii_digit()).collect();
-            (
-                false,
-                d.trim_end_matches('0').to_string(),
-                e.parse().unwrap_or(0),
-            )
-        };
-        (if d.is_empty() { "0".to_string() } else { d }, e)
-    } else {
-        (digits, exp)
-    };
-    let sign = if negative { "-" } else { "" };
-    let mantissa = format!("{sign}{}.{}", &digits[..1], &digits[1..]);
-    (mantissa, exp)
+/// Fractional digits `x` needs in scientific form: its shortest round-trip digits, at most
+/// `PRECISION` (then rounded, trailing zeros dropped).
+fn scientific_digits(x: f64, is_f32: bool) -> usize {
+    let (_, digits, _) = shortest(x, is_f32);
+    if digits.len() <= PRECISION + 1 {
+        return digits.len() - 1;
+    }
+    let s = format!("{:.*e}", PRECISION, x);
+    let mantissa = s.split_once('e').map_or(s.as_str(), |(m, _)| m);
+    mantissa
+        .split_once('.')
+        .map_or(0, |(_, f)| f.trim_end_matches('0').len())
+}
+
+/// Scientific form with `precision` fractional digits of the exact value (NumPy prints the
+/// value's further digits rather than zeros): (mantissa like `-1.25`, exponent).
+fn scientific(x: f64, precision: usize) -> (String, i32) {
+    let s = format!("{x:.precision$e}");
+    let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+    (m.to_string(), e.parse().unwrap_or(0))
 }
 
 fn format_floats(values: &[f64], is_f32: bool) -> Vec<String> {
@@ -339,16 +338,16 @@ fn format_floats(values: &[f64], is_f32: bool) -> Vec<String> {
         }
     };
     let words: Vec<String> = if exp_mode {
-        let parts: Vec<Option<(String, i32)>> = values
+        let precision = values
             .iter()
-            .map(|&v| v.is_finite().then(|| scientific(v, is_f32)))
-            .collect();
-        let precision = parts
-            .iter()
-            .flatten()
-            .map(|(m, _)| m.split_once('.').map_or(0, |(_, f)| f.len()))
+            .filter(|v| v.is_finite())
+            .map(|&v| scientific_digits(v, is_f32))
             .max()
             .unwrap_or(0);
+        let parts: Vec<Option<(String, i32)>> = values
+            .iter()
+            .map(|&v| v.is_finite().then(|| scientific(v, precision)))
+            .collect();
         let exp_digits = parts
             .iter()
             .flatten()
@@ -360,10 +359,9 @@ fn format_floats(values: &[f64], is_f32: bool) -> Vec<String> {
             .zip(parts)
             .map(|(&v, p)| match p {
                 Some((m, e)) => {
-                    let frac_len = m.split_once('.').map_or(0, |(_, f)| f.len());
-                    let zeros = "0".repeat(precision - frac_len);
+                    let m = if precision == 0 { format!("{m}.") } else { m };
                     let sign = if e < 0 { '-' } else { '+' };
-                    format!("{m}{zeros}e{sign}{:0>exp_digits$}", e.unsigned_abs())
+                    format!("{m}e{sign}{:0>exp_digits$}", e.unsigned_abs())
                 }
                 None => special(v),
             })
