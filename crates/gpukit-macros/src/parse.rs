@@ -70,23 +70,6 @@ pub fn kernel(item: &syn::ItemFn, checked: bool) -> Result<Func> {
             array_id,
         });
     }
-    // Reserve the C++ names the kernel signature uses for pointers and extents.
-    for prm in &params {
-        let base = p.vars[prm.var].cuda.clone();
-        match prm.ty {
-            ParamTy::Slice { .. } => {
-                p.names.fresh(&format!("{base}_ptr"));
-                p.names.fresh(&format!("{base}_len"));
-            }
-            ParamTy::View { ndim, .. } => {
-                p.names.fresh(&format!("{base}_ptr"));
-                for d in 0..ndim {
-                    p.names.fresh(&format!("{base}_d{d}"));
-                }
-            }
-            ParamTy::Scalar(_) => {}
-        }
-    }
     p.array_count = arrays;
     let body = p.block(&item.block)?;
     if let Some(t) = &body.tail {

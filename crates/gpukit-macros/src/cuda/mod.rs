@@ -32,15 +32,15 @@ pub fn kernel_source(f: &Func) -> Result<String> {
         match p.ty {
             ParamTy::Slice { elem, mutable } => {
                 let t = elem_ty(elem, mutable);
-                params.push(format!("{t}* {name}_ptr"));
-                params.push(format!("unsigned long long {name}_len"));
+                params.push(format!("{t}* {name}__ptr"));
+                params.push(format!("unsigned long long {name}__len"));
                 views.push(if checked {
                     format!(
-                        "const __gk_slice<{t}> {name}{{{name}_ptr, {name}_len, {}, __gk_err}};",
+                        "const __gk_slice<{t}> {name}{{{name}__ptr, {name}__len, {}, __gk_err}};",
                         p.array_id.unwrap_or(0)
                     )
                 } else {
-                    format!("const __gk_uslice<{t}> {name}{{{name}_ptr, {name}_len}};")
+                    format!("const __gk_uslice<{t}> {name}{{{name}__ptr, {name}__len}};")
                 });
             }
             ParamTy::View {
@@ -49,20 +49,20 @@ pub fn kernel_source(f: &Func) -> Result<String> {
                 mutable,
             } => {
                 let t = elem_ty(elem, mutable);
-                params.push(format!("{t}* {name}_ptr"));
-                let dims: Vec<String> = (0..ndim).map(|d| format!("{name}_d{d}")).collect();
+                params.push(format!("{t}* {name}__ptr"));
+                let dims: Vec<String> = (0..ndim).map(|d| format!("{name}__d{d}")).collect();
                 for d in &dims {
                     params.push(format!("unsigned long long {d}"));
                 }
                 views.push(if checked {
                     format!(
-                        "const __gk_view<{t}, {ndim}> {name}{{{name}_ptr, {{{}}}, {}, __gk_err}};",
+                        "const __gk_view<{t}, {ndim}> {name}{{{name}__ptr, {{{}}}, {}, __gk_err}};",
                         dims.join(", "),
                         p.array_id.unwrap_or(0)
                     )
                 } else {
                     format!(
-                        "const __gk_uview<{t}, {ndim}> {name}{{{name}_ptr, {{{}}}}};",
+                        "const __gk_uview<{t}, {ndim}> {name}{{{name}__ptr, {{{}}}}};",
                         dims.join(", ")
                     )
                 });
@@ -487,7 +487,7 @@ impl<'a> Gen<'a> {
         // The Rust loop variable is a fresh binding per iteration; a hidden counter is used when
         // the body may change it (`for mut i`).
         let (ctr, copy) = if v.mutable {
-            (format!("{i}_ctr"), true)
+            (format!("{i}__ctr"), true)
         } else {
             (i.clone(), false)
         };
@@ -501,13 +501,13 @@ impl<'a> Gen<'a> {
         if r.rev {
             self.line("{");
             self.indent += 1;
-            self.line(&format!("const {t} {i}_lo = {a};"));
-            self.line(&format!("{t} {i}_hi = {b};"));
-            self.line(&format!("while ({i}_hi > {i}_lo) {{"));
+            self.line(&format!("const {t} {i}__lo = {a};"));
+            self.line(&format!("{t} {i}__hi = {b};"));
+            self.line(&format!("while ({i}__hi > {i}__lo) {{"));
             self.indent += 1;
-            self.line(&format!("{i}_hi--;"));
+            self.line(&format!("{i}__hi--;"));
             self.line(&format!(
-                "{}{t} {i} = {i}_hi;",
+                "{}{t} {i} = {i}__hi;",
                 if v.mutable { "" } else { "const " }
             ));
             self.block_stmts(body)?;
@@ -521,19 +521,20 @@ impl<'a> Gen<'a> {
             let (s, _) = self.expr(step)?;
             self.line("{");
             self.indent += 1;
-            self.line(&format!("const {t} {i}_start = {a};"));
-            self.line(&format!("const {t} {i}_end = {b};"));
-            self.line(&format!("const unsigned long long {i}_step = {s};"));
+            self.line(&format!("const {t} {i}__start = {a};"));
+            self.line(&format!("const {t} {i}__end = {b};"));
+            self.line(&format!("const unsigned long long {i}__step = {s};"));
             let next = if matches!(p, Prim::U64 | Prim::Usize) {
-                format!("{ctr} = ({i}_end - {ctr} > {i}_step) ? {ctr} + {i}_step : {i}_end")
+                format!("{ctr} = ({i}__end - {ctr} > {i}__step) ? {ctr} + {i}__step : {i}__end")
             } else {
                 let u = p.cuda_unsigned();
                 format!(
-                    "{ctr} = ((unsigned long long)({u})(({u}){i}_end - ({u}){ctr}) > {i}_step) ? ({t})(({u}){ctr} + ({u}){i}_step) : {i}_end"
+                    "{ctr} = ((unsigned long long)({u})(({u}){i}__end - ({u}){ctr}) > {i}__step) ? ({t})(({u}){ctr} + ({u}){i}__step) : {i}__end"
                 )
             };
-            let head =
-                format!("if ({i}_step != 0) for ({t} {ctr} = {i}_start; {ctr} < {i}_end; {next})");
+            let head = format!(
+                "if ({i}__step != 0) for ({t} {ctr} = {i}__start; {ctr} < {i}__end; {next})"
+            );
             open(self, head);
             self.block_stmts(body)?;
             self.indent -= 1;
@@ -544,10 +545,10 @@ impl<'a> Gen<'a> {
         }
         let head = if r.inclusive {
             format!(
-                "for ({t} {ctr} = {a}, {i}_last = {b}, {i}_more = ({t})({ctr} <= {i}_last); {i}_more; {i}_more = ({t})({ctr} != {i}_last), {ctr} += {i}_more)"
+                "for ({t} {ctr} = {a}, {i}__last = {b}, {i}__more = ({t})({ctr} <= {i}__last); {i}__more; {i}__more = ({t})({ctr} != {i}__last), {ctr} += {i}__more)"
             )
         } else {
-            format!("for ({t} {ctr} = {a}, {i}_end = {b}; {ctr} < {i}_end; {ctr}++)")
+            format!("for ({t} {ctr} = {a}, {i}__end = {b}; {ctr} < {i}__end; {ctr}++)")
         };
         open(self, head);
         self.block_stmts(body)?;

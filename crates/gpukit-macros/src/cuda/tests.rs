@@ -18,8 +18,8 @@ fn simple_1d_kernel() {
     let b = check(
         "fn scale(x: &[f32], y: &mut [f32], a: f32) { let i = grid(1); if i < x.len() { y[i] = a * x[i] + 1.0; } }",
         &[
-            "extern \"C\" __global__ void scale(const float* x_ptr, unsigned long long x_len, float* y_ptr, unsigned long long y_len, float a, unsigned long long* __gk_err)",
-            "const __gk_slice<const float> x{x_ptr, x_len, 0, __gk_err};",
+            "extern \"C\" __global__ void scale(const float* x__ptr, unsigned long long x__len, float* y__ptr, unsigned long long y__len, float a, unsigned long long* __gk_err)",
+            "const __gk_slice<const float> x{x__ptr, x__len, 0, __gk_err};",
             "const unsigned long long i = ((unsigned long long)blockIdx.x * blockDim.x + threadIdx.x);",
             "y[i] = a * x[i] + 1.0f;",
         ],
@@ -36,7 +36,7 @@ fn unchecked_kernel_has_no_error_record() {
     let src = super::kernel_source(&f).unwrap();
     let b = body(&src);
     assert!(
-        b.contains("__gk_uslice<unsigned int> x{x_ptr, x_len};"),
+        b.contains("__gk_uslice<unsigned int> x{x__ptr, x__len};"),
         "{b}"
     );
     assert!(!b.contains("__gk_err"), "{b}");
@@ -48,7 +48,7 @@ fn unchecked_kernel_has_no_error_record() {
 fn float_literal_takes_type_from_accumulation() {
     let b = check(
         "fn sum(a: &[f32], out: &mut [f32]) { let mut s = 0.0; for i in 0..a.len() { s += a[i]; } out[0] = s; }",
-        &["float s = 0.0f;", "s += a[i];", "for (unsigned long long i = 0ull, i_end = a.len(); i < i_end; i++)"],
+        &["float s = 0.0f;", "s += a[i];", "for (unsigned long long i = 0ull, i__end = a.len(); i < i__end; i++)"],
     );
     assert!(!b.contains("double"), "{b}");
 }
@@ -105,7 +105,7 @@ fn casts_follow_rust() {
 fn control_flow() {
     check(
         "fn k(a: &mut [i64]) { let i = grid(1); let mut n = 0; let mut j = 0; while j < 10 { j += 1; if j == 3 { continue; } if j == 8 { break; } n += j; } loop { n -= 1; if n < 5 { break; } } for k in (0..20).step_by(3) { n += k as i64; } for k in 1..=4 { n *= k; } for k in (0..3).rev() { n += k; } if i >= a.len() { return; } a[i] = if n > 100 { n } else if n > 50 { 50 } else { 0 }; }",
-        &["while (j < 10ll)", "continue;", "break;", "while (true)", "if (k_step != 0) for (int k = k_start; k < k_end; ", "k_1_more", "k_2_hi--;", "return;", "a[i] = n > 100ll ? n : n > 50ll ? 50ll : 0ll;"],
+        &["while (j < 10ll)", "continue;", "break;", "while (true)", "if (k__step != 0) for (int k = k__start; k < k__end; ", "k_1__more", "k_2__hi--;", "return;", "a[i] = n > 100ll ? n : n > 50ll ? 50ll : 0ll;"],
     );
 }
 
@@ -121,7 +121,7 @@ fn if_with_statements_as_value() {
 fn views_2d_and_3d() {
     check(
         "fn gray(img: &View3<u8>, out: &mut View2<f32>) { let (x, y) = grid2(); if x < img.shape(0) && y < img.shape(1) { let r = img[[x, y, 0]] as f32; out[[x, y]] = 0.299 * r + 0.5 * img[[x, y, 1]] as f32; } }",
-        &["const unsigned char* img_ptr, unsigned long long img_d0, unsigned long long img_d1, unsigned long long img_d2", "const __gk_view<const unsigned char, 3> img{img_ptr, {img_d0, img_d1, img_d2}, 0, __gk_err};", "const unsigned long long y = ((unsigned long long)blockIdx.y * blockDim.y + threadIdx.y);", "img.shape(0)", "img(x, y, 0ull)", "out(x, y) = 0.299f * r"],
+        &["const unsigned char* img__ptr, unsigned long long img__d0, unsigned long long img__d1, unsigned long long img__d2", "const __gk_view<const unsigned char, 3> img{img__ptr, {img__d0, img__d1, img__d2}, 0, __gk_err};", "const unsigned long long y = ((unsigned long long)blockIdx.y * blockDim.y + threadIdx.y);", "img.shape(0)", "img(x, y, 0ull)", "out(x, y) = 0.299f * r"],
     );
 }
 
@@ -162,7 +162,7 @@ fn atomics_on_every_type() {
 fn grid_stride_loop() {
     check(
         "fn k(a: &mut [f64]) { let start = grid(1); let stride = gridsize(1); for i in (start..a.len()).step_by(stride) { a[i] = a[i] * 2.0; } }",
-        &["const unsigned long long stride = ((unsigned long long)blockDim.x * gridDim.x);", "i = (i_end - i > i_step) ? i + i_step : i_end"],
+        &["const unsigned long long stride = ((unsigned long long)blockDim.x * gridDim.x);", "i = (i__end - i > i__step) ? i + i__step : i__end"],
     );
 }
 
@@ -234,5 +234,17 @@ fn every_int_helper_and_bool_logic_compile() {
     check(
         "fn k(a: &mut [u8], b: &mut [i64], c: &mut [bool], d: &mut [u32]) { let i = grid(1); let x: i8 = -3; let y: u16 = 40000; let z = y.wrapping_mul(3); b[i] = x.abs() as i64 + x.pow(2) as i64 + z as i64 + b[i].min(4).max(-4).clamp(-2, 2) + b[i].signum(); d[i] = d[i].count_ones() + d[i].leading_zeros() + d[i].trailing_zeros() + !d[i]; a[i] = !a[i] & 0x0f | 0x30 ^ a[i]; c[i] = (c[i] & true) | !c[i] ^ (a[i] > 3) && !(d[i] == 0) || c[i]; }",
         &["__gk_abs(x)", "__gk_pow(x, 2u)", "__gk_wmul(y, (unsigned short)3)", "__gk_clamp(__gk_max(__gk_min(b[i], 4ll), -4ll), -2ll, 2ll)", "const signed char x = (signed char)(-3);", "__gk_count_ones(d[i])", "~d[i]", "(unsigned char)~a[i]"],
+    );
+}
+
+#[test]
+fn generated_names_never_collide_with_user_names() {
+    check(
+        "fn k(a: &mut [f32], a_ptr: u32, a_len: usize) { let i_end = 3; let mut s = 0.0; for i in 0..i_end { for i in (i..i_end).step_by(2) { s += a[i]; } } a[0] = s + a_ptr as f32 + a_len as f32; }",
+        &[
+            "float* a__ptr, unsigned long long a__len, unsigned int a_ptr, unsigned long long a_len",
+            "for (unsigned long long i = 0ull, i__end = i_end; i < i__end; i++)",
+            "const unsigned long long i_1__end = i_end;",
+        ],
     );
 }
