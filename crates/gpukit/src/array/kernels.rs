@@ -757,7 +757,11 @@ mod tests {
         match e {
             crate::error::Error::Compile { name, log } => {
                 assert_eq!(name, "broken");
-                assert!(log.contains("error"), "{log}");
+                assert!(
+                    log.contains("broken.cu(1)"),
+                    "the log names the line: {log}"
+                );
+                assert!(log.contains("expected an expression"), "{log}");
             }
             other => panic!("expected a compile error, got {other}"),
         }

@@ -32,7 +32,9 @@ pub(crate) fn nvrtc_probe() -> Result<(), String> {
     NVRTC
         .get_or_init(|| {
             let names = cudarc::get_lib_name_candidates("nvrtc");
-            match open_first(&names) {
+            let found = open_first(&names)
+                .or_else(|| open_in_known_dirs(&names, Some("libnvrtc-builtins.so.")));
+            match found {
                 Some(_) => Ok(()),
                 None => Err(format!(
                     "libnvrtc not found (searched {}; put the folder holding libnvrtc.so.13 on LD_LIBRARY_PATH)",
@@ -49,6 +51,57 @@ fn open_first(names: &[String]) -> Option<&'static Library> {
         // SAFETY: loading the CUDA driver or NVRTC runs only their (trusted) initialisers.
         if let Ok(lib) = unsafe { Library::new(name) } {
             return Some(Box::leak(Box::new(lib)));
+        }
+    }
+    None
+}
+
+/// Folders where CUDA libraries live when they are not on the loader's search path.
+fn known_dirs() -> Vec<std::path::PathBuf> {
+    let mut dirs = Vec::new();
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Some(root) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+            dirs.push(std::path::PathBuf::from(root).join("lib64"));
+        }
+    }
+    for d in [
+        "/usr/local/cuda/lib64",
+        "/usr/local/cuda/targets/x86_64-linux/lib",
+        "/usr/local/cuda/targets/sbsa-linux/lib",
+        "/usr/lib/wsl/lib",
+    ] {
+        dirs.push(d.into());
+    }
+    dirs
+}
+
+/// Opens a versioned library (`libnvrtc.so.13`, ...) from a known folder by its full path and
+/// keeps it loaded, with the libraries of that folder whose names start with `companion` (NVRTC
+/// loads `libnvrtc-builtins.so.13.0` by name). The loader then resolves later loads by name
+/// (cudarc's, NVRTC's) to these libraries, because a loaded library answers to its soname.
+fn open_in_known_dirs(names: &[String], companion: Option<&str>) -> Option<&'static Library> {
+    let versioned: Vec<&String> = names.iter().filter(|n| n.contains(".so.")).collect();
+    for dir in known_dirs() {
+        for name in &versioned {
+            let path = dir.join(name);
+            if !path.exists() {
+                continue;
+            }
+            if let Some(prefix) = companion {
+                for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                    let file = entry.file_name();
+                    if file.to_string_lossy().starts_with(prefix) {
+                        // SAFETY: as in `open_first`.
+                        if let Ok(lib) = unsafe { Library::new(entry.path()) } {
+                            Box::leak(Box::new(lib));
+                        }
+                    }
+                }
+            }
+            // SAFETY: as in `open_first`.
+            if let Ok(lib) = unsafe { Library::new(&path) } {
+                return Some(Box::leak(Box::new(lib)));
+            }
         }
     }
     None
