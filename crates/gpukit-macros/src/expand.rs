@@ -152,6 +152,7 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> Result<TokenStream> {
 
             #[doc = #launch_doc]
             #[allow(clippy::too_many_arguments)]
+            #[allow(clippy::needless_lifetimes)]
             pub fn launch<'a, #(#generics),*>(&self, #config: impl #rt::IntoLaunchConfig, #(#inputs),*) -> ::gpukit::Result<()>
             where #(#bounds),*
             {

@@ -509,6 +509,7 @@ fn unreachable_index(span: Span) -> syn::Result<Prim> {
 mod check {
     use super::*;
 
+    /// Checks every statement and expression of `f`.
     pub fn func(f: &Func) -> syn::Result<()> {
         block(f, &f.body)
     }

@@ -24,11 +24,17 @@ pub enum FuncKind {
 
 /// A translated function and everything code generation needs about it.
 pub struct Func {
+    /// Kernel, device helper or vectorized function.
     pub kind: FuncKind,
+    /// The function's name.
     pub name: syn::Ident,
+    /// Parameters in order.
     pub params: Vec<Param>,
+    /// The translated body.
     pub body: Block,
+    /// Every binding, indexed by [`VarId`].
     pub vars: Vec<Var>,
+    /// Type variables of all expressions and bindings.
     pub tys: Tys,
     /// Shared arrays in declaration order (their array ids follow the array parameters).
     pub shared: Vec<SharedArray>,
@@ -41,13 +47,17 @@ pub struct Func {
 /// A `#[device]` function called from a body.
 #[derive(Clone)]
 pub struct Callee {
+    /// The path as written at the call.
     pub path: syn::Path,
+    /// Name of the C++ function.
     pub cuda: String,
 }
 
 /// A parameter.
 pub struct Param {
+    /// The binding.
     pub var: VarId,
+    /// How it is passed.
     pub ty: ParamTy,
     /// Array id for bounds errors (arrays only).
     pub array_id: Option<usize>,
@@ -70,9 +80,13 @@ pub enum ParamTy {
 
 /// A `shared_array::<T, N>()`.
 pub struct SharedArray {
+    /// The binding.
     pub var: VarId,
+    /// Element type.
     pub elem: Prim,
+    /// Number of elements.
     pub len: u64,
+    /// Array id in bounds errors.
     pub array_id: usize,
     /// Byte offset in the CPU backend's per-block shared memory.
     pub offset: usize,
@@ -80,17 +94,23 @@ pub struct SharedArray {
 
 /// A variable: parameter, local, loop variable, constant or shared array.
 pub struct Var {
+    /// Name as written in Rust.
     pub name: syn::Ident,
     /// Unique C++ name.
     pub cuda: String,
+    /// Type variable.
     pub ty: TyId,
+    /// Declared `mut`.
     pub mutable: bool,
 }
 
 /// `{ stmts; tail }`.
 pub struct Block {
+    /// Statements in order.
     pub stmts: Vec<Stmt>,
+    /// The value of the block, if it ends in an expression.
     pub tail: Option<Box<Expr>>,
+    /// Where it was written.
     pub span: Span,
 }
 
@@ -145,18 +165,27 @@ pub enum LetPat {
 
 /// The iteration of a `for` loop.
 pub struct Range {
+    /// First value.
     pub start: Expr,
+    /// Bound (excluded, or included with `..=`).
     pub end: Expr,
+    /// `a..=b`.
     pub inclusive: bool,
+    /// `.step_by(s)`.
     pub step: Option<Expr>,
+    /// `.rev()`.
     pub rev: bool,
+    /// Where it was written.
     pub span: Span,
 }
 
 /// An expression and its type variable.
 pub struct Expr {
+    /// What the expression is.
     pub kind: ExprKind,
+    /// Type variable.
     pub ty: TyId,
+    /// Where it was written.
     pub span: Span,
 }
 
@@ -218,6 +247,7 @@ pub enum Axis {
 }
 
 impl Axis {
+    /// `x`, `y` or `z`.
     pub fn name(self) -> &'static str {
         match self {
             Axis::X => "x",
@@ -304,7 +334,9 @@ pub enum UnOp {
 /// A named constant of a primitive type (`f32::MAX`, `std::f64::consts::PI`).
 #[derive(Clone, Debug)]
 pub struct NamedConst {
+    /// The type the constant belongs to.
     pub prim: Prim,
+    /// `MAX`, `consts::PI`, ...
     pub name: String,
 }
 

@@ -28,9 +28,13 @@ pub enum Rel {
 /// A supported method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Method {
+    /// Name as called.
     pub name: &'static str,
+    /// Accepted receivers.
     pub recv: Recv,
+    /// Argument types.
     pub args: &'static [Rel],
+    /// Result type.
     pub ret: Rel,
 }
 

@@ -316,6 +316,24 @@ fn device_calls(x: &[f64], n: &[u64], out: &mut [f64], ok: &mut [bool]) {
     ok[i] = flag(steps as i32) || flag(3);
 }
 
+/// A recursive helper.
+#[device]
+fn factorial(n: u64) -> u64 {
+    if n <= 1 {
+        1
+    } else {
+        n * factorial(n - 1)
+    }
+}
+
+#[kernel]
+fn factorials(out: &mut [u64]) {
+    let i = grid(1);
+    if i < out.len() {
+        out[i] = factorial(i as u64);
+    }
+}
+
 /// Scalars only, and no parameters at all.
 #[kernel]
 fn scalars_only(n: u32, x: f64, flag: bool, big: usize, neg: isize) {
@@ -360,6 +378,7 @@ fn every_construct_compiles_with_nvrtc() {
         &device_calls::INFO,
         &scalars_only::INFO,
         &no_params::INFO,
+        &factorials::INFO,
     ] {
         if !compiles(info) {
             return;
@@ -375,6 +394,9 @@ fn kernels_without_arrays_launch_on_the_cpu() {
     gpukit::set_default_device(cpu);
     scalars_only.launch((2, 3), 4, 1.5, true, 7, -2).unwrap();
     launch!(no_params[1, 8]()).unwrap();
+    let mut f = Array::<u64>::zeros_on(6, &cpu).unwrap();
+    launch!(factorials[1, 8](&mut f)).unwrap();
+    assert_eq!(f.to_vec().unwrap(), vec![1, 1, 2, 6, 24, 120]);
 }
 
 #[test]

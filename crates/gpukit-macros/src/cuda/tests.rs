@@ -248,3 +248,11 @@ fn generated_names_never_collide_with_user_names() {
         ],
     );
 }
+
+#[test]
+fn dim3_values_in_variables() {
+    check(
+        "fn k(a: &mut [u32]) { let t = thread_idx(); let d = block_dim(); let g = grid_dim(); let b = block_idx(); a[0] = t.x + t.y * d.x + t.z + g.z + b.y; }",
+        &["const uint3 t = threadIdx;", "const uint3 d = blockDim;", "a[0ull] = t.x + t.y * d.x + t.z + g.z + b.y;"],
+    );
+}
