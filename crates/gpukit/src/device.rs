@@ -53,6 +53,19 @@ impl Device {
         }
     }
 
+    /// Compiles gpukit's built-in array kernels for this device now (they are otherwise compiled
+    /// on first use), filling the PTX cache on disk; returns the number of modules. Nothing to
+    /// do on the CPU (0). Used by the installer to warm the cache.
+    pub fn precompile_builtin_kernels(&self) -> Result<usize> {
+        match self {
+            Device::Cpu => Ok(0),
+            Device::Cuda(n) => {
+                let backend = crate::backend::cuda::CudaBackend::get(*n)?;
+                crate::array::kernels::precompile(&backend)
+            }
+        }
+    }
+
     /// Wait until all work queued on this device has finished, and report any error
     /// (such as a kernel's out-of-bounds index) raised by that work.
     pub fn synchronize(&self) -> Result<()> {

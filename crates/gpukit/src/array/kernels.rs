@@ -318,8 +318,7 @@ enum Module {
     Cast(DType, DType),
 }
 
-/// Every built-in module as `(program name, source)` (for compile checks).
-#[cfg_attr(not(test), allow(dead_code))]
+/// Every built-in module as `(program name, source)`.
 pub(crate) fn all_sources() -> Vec<(String, String)> {
     const ALL: [DType; 8] = [
         DType::Bool,
@@ -341,6 +340,16 @@ pub(crate) fn all_sources() -> Vec<(String, String)> {
         }
     }
     v
+}
+
+/// Compiles and loads every built-in module on `backend` (filling the PTX cache); returns how
+/// many modules there are.
+pub(crate) fn precompile(backend: &CudaBackend) -> Result<usize> {
+    let sources = all_sources();
+    for (name, source) in &sources {
+        backend.compile(name, source)?;
+    }
+    Ok(sources.len())
 }
 
 /// Loads (compiling once per device) the built-in kernel `name` of `module`.

@@ -8,7 +8,7 @@
 
 mod construct;
 mod display;
-mod kernels;
+pub(crate) mod kernels;
 mod math;
 mod op;
 mod ops;
