@@ -1374,6 +1374,12 @@ impl Parser {
                 return Ok(e);
             }
         }
+        if segs.len() == 1 && UNSUPPORTED_INTRINSICS.contains(&name.as_str()) {
+            return Err(Error::new_spanned(
+                c,
+                format!("`{name}` is not an intrinsic of the kernel language; it has {INTRINSICS}"),
+            ));
+        }
         if name == "shared_array" {
             return Err(Error::new_spanned(c, "`shared_array::<T, N>()` must be bound with `let`: `let tile = shared_array::<f32, 256>();`"));
         }
@@ -1577,6 +1583,43 @@ impl Parser {
         Ok(self.mk(ExprKind::If(Box::new(cond), then, els), t, span))
     }
 }
+
+/// The intrinsics, for error messages.
+const INTRINSICS: &str = "grid(1), grid2(), grid3(), gridsize(1), gridsize2(), gridsize3(), thread_idx(), block_idx(), block_dim(), grid_dim(), sync_threads(), shared_array::<T, N>(), atomic_add, atomic_sub, atomic_max, atomic_min, atomic_exch and atomic_cas";
+
+/// Names learners reach for (from CUDA C++ and Numba) that are not intrinsics here.
+const UNSUPPORTED_INTRINSICS: &[&str] = &[
+    "syncthreads",
+    "__syncthreads",
+    "syncwarp",
+    "sync_warp",
+    "__syncwarp",
+    "threadfence",
+    "thread_fence",
+    "__threadfence",
+    "shfl_sync",
+    "shfl_down_sync",
+    "shfl_up_sync",
+    "shfl_xor_sync",
+    "atomic_and",
+    "atomic_or",
+    "atomic_xor",
+    "atomic_inc",
+    "atomic_dec",
+    "atomicAdd",
+    "lane_id",
+    "warp_size",
+    "local_array",
+    "const_array",
+    "thread_id",
+    "block_id",
+    "threadIdx",
+    "blockIdx",
+    "blockDim",
+    "gridDim",
+    "printf",
+    "laneid",
+];
 
 fn elem_size(p: Prim) -> usize {
     (p.bits() / 8) as usize
