@@ -220,7 +220,7 @@ pub fn vectorize(attr: TokenStream, item: TokenStream) -> Result<TokenStream> {
     let name_str = name.to_string();
     let konst = format_ident!("__GPUKIT_VECTORIZE_{}", name);
     let vis = &item.vis;
-    let docs = item.attrs.iter().filter(|a| a.path().is_ident("doc"));
+    let docs = forwarded_attrs(&item)?;
     let ret = match f.kind {
         crate::ir::FuncKind::Vectorize { ret } => ret,
         _ => Prim::F64,
@@ -266,6 +266,25 @@ pub fn vectorize(attr: TokenStream, item: TokenStream) -> Result<TokenStream> {
             cuda_source: #cuda_source,
         };
     })
+}
+
+/// The attributes of the function that carry over to the generated items: docs, `cfg` and
+/// lint levels. Others have no meaning for a kernel and are errors.
+fn forwarded_attrs(item: &syn::ItemFn) -> Result<Vec<&syn::Attribute>> {
+    let keep = ["doc", "cfg", "cfg_attr", "allow", "warn", "deny", "expect"];
+    item.attrs
+        .iter()
+        .map(|a| {
+            if keep.iter().any(|k| a.path().is_ident(k)) {
+                Ok(a)
+            } else {
+                Err(Error::new_spanned(
+                    a,
+                    "this attribute cannot be applied to a kernel (doc comments, `cfg` and lint levels can)",
+                ))
+            }
+        })
+        .collect()
 }
 
 fn no_options(attr: &TokenStream, what: &str) -> Result<()> {
