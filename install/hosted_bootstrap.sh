@@ -69,12 +69,11 @@ fi
 # 4. kernelspec in the user's Jupyter data directory
 DATA_DIR="$("$PY" -c 'from jupyter_core.paths import jupyter_data_dir; print(jupyter_data_dir())')"
 say "registering \"Rust (GPU)\" in $DATA_DIR/kernels"
-"$BIN" install --kernels-dir "$DATA_DIR/kernels" --template "$ROOT/kernels/rust-gpu" \
-  --gpukit "$ROOT/crates/gpukit"
+"$BIN" install --kernels-dir "$DATA_DIR/kernels" --template "$ROOT/kernels/rust-gpu"
 
 # 5. warm
 if ((WARM)); then
   say "warming the compile cache (gpukit)"
-  EVCXR_GPU_GPUKIT="$ROOT/crates/gpukit" "$BIN" warm
+  "$BIN" warm
 fi
 say "done: reload the page and choose the \"Rust (GPU)\" kernel"

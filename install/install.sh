@@ -72,11 +72,11 @@ say "building the evcxr_gpu kernel (release; the first build takes about 12 minu
 # 4. kernelspec
 say "registering the \"Rust (GPU)\" kernel"
 "$BIN" install --kernels-dir "$VENV/share/jupyter/kernels" \
-  --template "$ROOT/kernels/rust-gpu" --gpukit "$ROOT/crates/gpukit"
+  --template "$ROOT/kernels/rust-gpu"
 
 # 5. compile cache
 if ((WARM)); then
   say "warming the compile cache (builds gpukit for notebooks once)"
-  LD_LIBRARY_PATH="${NVRTC_LIB:+$NVRTC_LIB:}${LD_LIBRARY_PATH:-}" EVCXR_GPU_GPUKIT="$ROOT/crates/gpukit" "$BIN" warm
+  LD_LIBRARY_PATH="${NVRTC_LIB:+$NVRTC_LIB:}${LD_LIBRARY_PATH:-}" "$BIN" warm
 fi
 say "installed: make lab starts JupyterLab, make test runs the tests"

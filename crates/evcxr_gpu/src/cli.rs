@@ -23,8 +23,6 @@ pub enum Command {
         kernels_dir: PathBuf,
         /// Directory with the `kernel.json` template and logos.
         template_dir: PathBuf,
-        /// gpukit path recorded in the kernelspec.
-        gpukit: String,
     },
     /// Start a session once (builds gpukit into the compile cache), then exit.
     Warm,
@@ -37,7 +35,7 @@ pub enum Command {
 /// Usage text.
 pub const USAGE: &str = "usage:
   evcxr_gpu --connection-file FILE      serve a Jupyter kernel (what kernel.json runs)
-  evcxr_gpu install --kernels-dir DIR [--template DIR] [--gpukit DIR]
+  evcxr_gpu install --kernels-dir DIR [--template DIR]
                                         write the \"Rust (GPU)\" kernelspec into DIR/rust-gpu
   evcxr_gpu warm                        load gpukit once so later kernel starts do not rebuild it
   evcxr_gpu --version | --help
@@ -70,7 +68,6 @@ pub fn parse(args: &[String]) -> anyhow::Result<Command> {
             let here = crate::session::config::built_in_gpukit();
             let mut kernels_dir = None;
             let mut template_dir = here.join("..").join("..").join("kernels").join("rust-gpu");
-            let mut gpukit = here.display().to_string();
             let mut i = 1;
             while i < args.len() {
                 match args[i].as_str() {
@@ -78,7 +75,6 @@ pub fn parse(args: &[String]) -> anyhow::Result<Command> {
                         kernels_dir = Some(PathBuf::from(value(args, i, "--kernels-dir")?))
                     }
                     "--template" => template_dir = PathBuf::from(value(args, i, "--template")?),
-                    "--gpukit" => gpukit = value(args, i, "--gpukit")?,
                     other => bail!("unknown install option `{other}`\n{USAGE}"),
                 }
                 i += 2;
@@ -87,7 +83,6 @@ pub fn parse(args: &[String]) -> anyhow::Result<Command> {
                 kernels_dir: kernels_dir
                     .ok_or_else(|| anyhow!("install needs --kernels-dir DIR\n{USAGE}"))?,
                 template_dir,
-                gpukit,
             })
         }
         other => bail!("unknown argument `{other}`\n{USAGE}"),
@@ -108,10 +103,9 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         Command::Install {
             kernels_dir,
             template_dir,
-            gpukit,
         } => {
             let exe = std::env::current_exe().context("locating this binary")?;
-            let dest = crate::install::install(&kernels_dir, &template_dir, &exe, &gpukit)
+            let dest = crate::install::install(&kernels_dir, &template_dir, &exe)
                 .map_err(|e| anyhow!(e))?;
             println!("installed kernelspec \"Rust (GPU)\" in {}", dest.display());
             Ok(())

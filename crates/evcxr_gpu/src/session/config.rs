@@ -27,9 +27,10 @@ pub struct Config {
 
 /// The gpukit of the checkout the kernel binary was built from.
 pub fn built_in_gpukit() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("..")
-        .join("gpukit")
+        .join("gpukit");
+    p.canonicalize().unwrap_or(p)
 }
 
 impl Config {

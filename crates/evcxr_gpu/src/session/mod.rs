@@ -519,7 +519,9 @@ impl Worker {
                     self.publisher
                         .stdout(&format!("Took {}ms\n", t.as_millis()));
                 }
-                if out.content_by_mime_type.is_empty() {
+                let only_unit = out.content_by_mime_type.len() == 1
+                    && out.get("text/plain").map(str::trim) == Some("()");
+                if out.content_by_mime_type.is_empty() || only_unit {
                     return Ok(None);
                 }
                 let map: serde_json::Map<String, serde_json::Value> = out

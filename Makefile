@@ -1,0 +1,61 @@
+# Rust GPU 101. The two commands: `make lab` and `make test` (see README.md).
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+ROOT := $(CURDIR)
+VENV := $(ROOT)/.venv
+PY := $(VENV)/bin/python
+CARGO_TARGET_DIR ?= $(ROOT)/target
+KERNEL_BIN := $(CARGO_TARGET_DIR)/release/evcxr_gpu
+INSTALLED := $(VENV)/.evcxr_gpu-installed
+# libnvrtc from the nvidia-cuda-nvrtc wheel (found once the venv exists; deferred on purpose).
+NVRTC_LIB = $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/nvidia/cu13/lib))
+RUN_ENV = LD_LIBRARY_PATH="$(NVRTC_LIB)$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH}"
+TEST_ENV = $(RUN_ENV) GPUKIT_REQUIRE_NVRTC=1
+KERNEL_SOURCES := $(shell find crates/evcxr_gpu/src -name '*.rs' 2>/dev/null) crates/evcxr_gpu/Cargo.toml
+INSTALL_INPUTS := install/install.sh install/requirements.txt kernels/rust-gpu/kernel.json Cargo.lock $(KERNEL_SOURCES)
+NOTEBOOK_DIRS := notebooks tests/notebooks
+
+.PHONY: help lab test install reinstall test-cargo test-protocol test-install test-notebooks bench-kernel-latency
+
+help:
+	@echo "make lab    install if needed, then start JupyterLab on notebooks/ with the \"Rust (GPU)\" kernel"
+	@echo "make test   install if needed, then run the crate tests, the kernel protocol tests and every notebook"
+	@echo "helpers: make install | reinstall | test-cargo | test-protocol | test-install | test-notebooks | bench-kernel-latency"
+
+$(INSTALLED): $(INSTALL_INPUTS)
+	bash install/install.sh
+	@touch $@
+
+install: $(INSTALLED)
+
+reinstall:
+	bash install/install.sh
+	@touch $(INSTALLED)
+
+lab: $(INSTALLED)
+	$(RUN_ENV) $(VENV)/bin/jupyter lab --notebook-dir="$(ROOT)/notebooks"
+
+# The kernel crate is tested in release mode, reusing the release build of the installer
+# (a debug build of evcxr would cost another ten minutes).
+test-cargo: $(INSTALLED)
+	$(TEST_ENV) cargo test --workspace --exclude evcxr_gpu
+	$(TEST_ENV) cargo test --release -p evcxr_gpu
+
+test-protocol: $(INSTALLED)
+	$(PY) -m pytest -q tests/protocol
+
+test-install: $(INSTALLED)
+	bash install/test_hosted_bootstrap.sh "$(PY)" "$(KERNEL_BIN)"
+
+test-notebooks: $(INSTALLED)
+	@if [ -f tests/gpu/check_manifest.py ]; then $(PY) tests/gpu/check_manifest.py || true; fi
+	$(TEST_ENV) $(PY) tests/notebooks/run.py $(NOTEBOOK_DIRS)
+
+test: test-cargo test-protocol test-install test-notebooks
+
+bench-kernel-latency: $(INSTALLED)
+	$(PY) benches/kernel_latency/bench.py --evcxr-jupyter "$${EVCXR_JUPYTER:-/work/evcxr-ref/bin/evcxr_jupyter}"
+
+-include tests/gpu/gpu.mk
+-include benches/bench.mk
