@@ -26,11 +26,7 @@ pub fn render(template: &str, binary: &Path) -> Result<String, String> {
 }
 
 /// Writes `<kernels_dir>/rust-gpu/` from `template_dir`; returns the directory written.
-pub fn install(
-    kernels_dir: &Path,
-    template_dir: &Path,
-    binary: &Path,
-) -> Result<PathBuf, String> {
+pub fn install(kernels_dir: &Path, template_dir: &Path, binary: &Path) -> Result<PathBuf, String> {
     let template_path = template_dir.join("kernel.json");
     let template = std::fs::read_to_string(&template_path)
         .map_err(|e| format!("cannot read {}: {e}", template_path.display()))?;

@@ -162,7 +162,9 @@ mod tests {
     fn unicode_columns() {
         let code = "let s = \"é\"; s";
         let out = append_epilogue(code, EPI).unwrap();
-        assert!(out.ends_with("match s { ref __gk_value => { gpukit::synchronize()?; __gk_value } }"));
+        assert!(
+            out.ends_with("match s { ref __gk_value => { gpukit::synchronize()?; __gk_value } }")
+        );
     }
 
     #[test]

@@ -380,7 +380,10 @@ mod tests {
         };
         let s = r.to_string();
         assert!(s.starts_with(NO_GPU) && s.contains("gpukit allocations:\n    cpu"));
-        assert_eq!(no_gpu_reason(&Error::NoGpu("x".into())), format!("{NO_GPU} (x)"));
+        assert_eq!(
+            no_gpu_reason(&Error::NoGpu("x".into())),
+            format!("{NO_GPU} (x)")
+        );
     }
 
     #[test]

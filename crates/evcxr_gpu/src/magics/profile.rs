@@ -14,7 +14,9 @@ pub fn lower(args: &str, body: &str, ctx: Context) -> Result<Step, MagicError> {
     no_args("%%profile", args)?;
     require_gpukit("%%profile", ctx)?;
     if body.trim().is_empty() {
-        return Err(MagicError("%%profile needs code below the magic line".into()));
+        return Err(MagicError(
+            "%%profile needs code below the magic line".into(),
+        ));
     }
     let body = append_epilogue(body, STOP).unwrap_or_else(|| format!("{body}\n{STOP}"));
     Ok(Step::Rust(format!("{START}\n{body}")))
@@ -34,7 +36,9 @@ mod tests {
         assert_eq!(lines.len(), 3);
         assert_eq!(lines[0], START);
         assert_eq!(lines[1], "run();");
-        assert!(lines[2].starts_with("match launch() { ref __gk_value => { gpukit::synchronize()?;"));
+        assert!(
+            lines[2].starts_with("match launch() { ref __gk_value => { gpukit::synchronize()?;")
+        );
         assert!(lines[2].contains("gpukit::profile::stop()?"));
     }
 

@@ -11,12 +11,23 @@ use std::process::Command;
 
 /// `<sysroot>/lib/rustlib/<host>/lib` of the `rustc` on PATH.
 pub fn std_lib_dir() -> Option<PathBuf> {
-    let sysroot = Command::new("rustc").args(["--print", "sysroot"]).output().ok()?;
+    let sysroot = Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()?;
     let sysroot = String::from_utf8(sysroot.stdout).ok()?.trim().to_string();
     let vv = Command::new("rustc").arg("-vV").output().ok()?;
     let vv = String::from_utf8(vv.stdout).ok()?;
-    let host = vv.lines().find_map(|l| l.strip_prefix("host: "))?.trim().to_string();
-    let dir = PathBuf::from(sysroot).join("lib").join("rustlib").join(host).join("lib");
+    let host = vv
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))?
+        .trim()
+        .to_string();
+    let dir = PathBuf::from(sysroot)
+        .join("lib")
+        .join("rustlib")
+        .join(host)
+        .join("lib");
     dir.is_dir().then_some(dir)
 }
 
@@ -53,9 +64,12 @@ mod tests {
     #[test]
     fn finds_the_toolchain_std() {
         let dir = std_lib_dir().expect("rustc on PATH");
-        let has_std = std::fs::read_dir(dir)
-            .unwrap()
-            .any(|e| e.unwrap().file_name().to_string_lossy().starts_with("libstd-"));
+        let has_std = std::fs::read_dir(dir).unwrap().any(|e| {
+            e.unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("libstd-")
+        });
         assert!(has_std);
     }
 }

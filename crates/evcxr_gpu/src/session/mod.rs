@@ -454,7 +454,10 @@ impl Worker {
         code: &str,
         input: &Option<InputFn>,
     ) -> Result<Option<(Media, bool)>, CellError> {
-        let is_value = matches!(crate::rewrite::tail(code), Some(crate::rewrite::Tail::Expr { .. }));
+        let is_value = matches!(
+            crate::rewrite::tail(code),
+            Some(crate::rewrite::Tail::Expr { .. })
+        );
         let epilogue = if self.gpukit {
             format!("{SYNC} println!(\"{COMPLETED_MARKER}\");")
         } else {
