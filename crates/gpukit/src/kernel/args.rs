@@ -83,11 +83,33 @@ impl HostArg<'_> {
         self.len() * self.dtype.size()
     }
 
-    /// Finishes a `&mut` argument after the kernel ran (a no-op for data used in place).
-    pub(crate) fn finish(self) {
-        if let Some(w) = self.write_back {
+    /// Finishes a `&mut` argument after the kernel ran (a no-op for data used in place, and
+    /// for a second call).
+    pub(crate) fn finish(&mut self) {
+        if let Some(w) = self.write_back.take() {
             w(self.ptr);
         }
+    }
+}
+
+/// The argument list of one launch, one [`KernelArg`] per parameter in order: a `Vec` or an
+/// array. An array (`[a, b, c]`) keeps the list on the stack, so a launch allocates nothing.
+pub trait LaunchArgs<'a> {
+    /// The arguments, in parameter order.
+    fn as_mut_args(&mut self) -> &mut [KernelArg<'a>];
+}
+
+impl<'a> LaunchArgs<'a> for Vec<KernelArg<'a>> {
+    #[inline]
+    fn as_mut_args(&mut self) -> &mut [KernelArg<'a>] {
+        self
+    }
+}
+
+impl<'a, const N: usize> LaunchArgs<'a> for [KernelArg<'a>; N] {
+    #[inline]
+    fn as_mut_args(&mut self) -> &mut [KernelArg<'a>] {
+        self
     }
 }
 
@@ -447,7 +469,7 @@ mod tests {
             let mut t = a.view_mut().reversed_axes();
             let arg = SliceMutArg::<i32>::into_kernel_arg(&mut t);
             assert_eq!(arg.shape(), Some(&[4usize, 3][..]));
-            let ArgRepr::Host(h) = arg.repr else {
+            let ArgRepr::Host(mut h) = arg.repr else {
                 panic!("not host")
             };
             // Write 0..12 in the transposed C order, as a kernel would.

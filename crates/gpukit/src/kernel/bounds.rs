@@ -2,76 +2,118 @@
 //!
 //! Each device has a ring of [`RECORDS`] error records of [`SLOTS`] `u64`s in device memory
 //! (layout in docs/ARCHITECTURE.md: flag, array id, index, length, axis, threadIdx, blockIdx).
-//! Every checked launch takes the next unused record and the runtime remembers which kernel
-//! used it. After the device's stream has been synchronised, [`check_pending`] reads the used
-//! records back, turns the first one hit into [`Error::IndexOutOfBounds`], and zeroes them.
-//! When the ring is used up, the next checked launch synchronises first (a forced check).
+//! A checked launch passes a record and the runtime remembers which kernel used it. After the
+//! device's stream has been synchronised, [`check_pending`] reads the used records back, turns
+//! the first one hit into [`Error::IndexOutOfBounds`](crate::Error::IndexOutOfBounds), and frees
+//! them. When the ring is used up, the next launch that needs a new record synchronises first
+//! (a forced check).
+//!
+//! Consecutive launches of one kernel share a record: the stream runs them one after another,
+//! so the first failing thread among them still wins the record's flag, which is the same first
+//! error a record per launch would report. A loop over one kernel therefore uses one record
+//! between two synchronisations and is never forced to wait for the device, and the launch
+//! path finds its record with two atomic loads and a comparison, without a lock
+//! ([`next_record`]). A new record (another kernel, or the first launch since a check) takes
+//! the ring's lock.
+//!
+//! A launch on one thread racing a synchronisation of the same device on another thread may
+//! have its record read before the kernel has run; its error, if any, is then reported by a
+//! later check or not at all. Launch and synchronise from one thread per device for exact
+//! reports (the notebook kernel does).
 //!
 //! The generated code returns from the failing thread (it never traps), so the CUDA context
 //! survives and later launches work.
 
 use super::cpu::array_name;
+use super::cuda::{Loaded, PerDevice};
 use crate::backend::cuda::{driver_err, CudaBackend};
 use crate::error::{OutOfBounds, Result};
 use cudarc::driver::{CudaSlice, DevicePtr};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 /// `u64` slots per record.
 pub(crate) const SLOTS: usize = 16;
-/// Records per device before a forced check.
-pub(crate) const RECORDS: usize = 64;
-
-/// What a used record belongs to.
-#[derive(Clone, Copy)]
-struct Use {
-    kernel: &'static str,
-    array_names: &'static [&'static str],
-}
+/// Records per device before a forced check (128 KiB of device memory).
+pub(crate) const RECORDS: usize = 1024;
 
 /// One device's ring.
 struct Ring {
-    ordinal: usize,
     buf: CudaSlice<u64>,
     base: u64,
-    used: Vec<Use>,
+    /// Records handed out since the last check (`0..used`).
+    used: AtomicUsize,
+    /// The kernel whose launches use each handed-out record (null when free).
+    owners: Box<[AtomicPtr<Loaded>]>,
 }
 
-// SAFETY: the device buffer is only touched with the ring's mutex held (and on the device).
-unsafe impl Send for Ring {}
+impl Ring {
+    fn new(backend: &CudaBackend) -> Result<Ring> {
+        let buf = backend.alloc_zeros::<u64>(RECORDS * SLOTS)?;
+        let base = buf.device_ptr(backend.stream()).0;
+        Ok(Ring {
+            buf,
+            base,
+            used: AtomicUsize::new(0),
+            owners: (0..RECORDS)
+                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+                .collect(),
+        })
+    }
 
-static RINGS: Mutex<Vec<Ring>> = Mutex::new(Vec::new());
+    /// Device address of record `i`.
+    #[inline]
+    fn address(&self, i: usize) -> u64 {
+        self.base + (i * SLOTS * 8) as u64
+    }
+}
 
-/// The device address of a fresh error record for one launch of `kernel`.
-pub(crate) fn next_record(
-    backend: &CudaBackend,
-    kernel: &'static str,
-    array_names: &'static [&'static str],
-) -> Result<u64> {
+/// A device's ring (created by its first checked launch) and the lock for changing it.
+#[derive(Default)]
+struct DeviceRing {
+    ring: OnceLock<Ring>,
+    /// Held to hand out a new record, to create the ring, and to check and free the records.
+    lock: Mutex<()>,
+}
+
+static RINGS: PerDevice<DeviceRing> = PerDevice::new();
+
+/// The device address of the error record for one launch of `kernel` on `backend`'s device:
+/// the record of the previous launch when that was the same kernel (no lock), else a new one.
+#[inline]
+pub(crate) fn next_record(backend: &CudaBackend, kernel: &'static Loaded) -> Result<u64> {
+    let dev = RINGS.get(backend.ordinal());
+    let me = kernel as *const Loaded as *mut Loaded;
+    if let Some(ring) = dev.ring.get() {
+        let n = ring.used.load(Ordering::Acquire);
+        if n > 0 && ring.owners[n - 1].load(Ordering::Relaxed) == me {
+            return Ok(ring.address(n - 1));
+        }
+    }
+    new_record(backend, dev, me)
+}
+
+/// Hands out a new record (or finds that another thread just did for this kernel), creating
+/// the ring on first use and checking the records when it is full.
+#[cold]
+fn new_record(backend: &CudaBackend, dev: &DeviceRing, me: *mut Loaded) -> Result<u64> {
+    if dev.ring.get().is_none() {
+        // Outside the lock (allocating may wait for the device); a ring that loses a race
+        // to be set is freed again.
+        let _ = dev.ring.set(Ring::new(backend)?);
+    }
+    let ring = dev.ring.get().expect("set above");
     loop {
         {
-            let mut rings = RINGS.lock().unwrap_or_else(|p| p.into_inner());
-            let at = match rings.iter().position(|r| r.ordinal == backend.ordinal()) {
-                Some(at) => at,
-                None => {
-                    let buf = backend.alloc_zeros::<u64>(RECORDS * SLOTS)?;
-                    let base = buf.device_ptr(backend.stream()).0;
-                    rings.push(Ring {
-                        ordinal: backend.ordinal(),
-                        buf,
-                        base,
-                        used: Vec::with_capacity(RECORDS),
-                    });
-                    rings.len() - 1
-                }
-            };
-            let ring = &mut rings[at];
-            if ring.used.len() < RECORDS {
-                let slot = ring.used.len();
-                ring.used.push(Use {
-                    kernel,
-                    array_names,
-                });
-                return Ok(ring.base + (slot * SLOTS * 8) as u64);
+            let _held = dev.lock.lock().unwrap_or_else(|p| p.into_inner());
+            let n = ring.used.load(Ordering::Relaxed);
+            if n > 0 && ring.owners[n - 1].load(Ordering::Relaxed) == me {
+                return Ok(ring.address(n - 1));
+            }
+            if n < RECORDS {
+                ring.owners[n].store(me, Ordering::Relaxed);
+                ring.used.store(n + 1, Ordering::Release);
+                return Ok(ring.address(n));
             }
         }
         // Every record is in use: wait for the device and read them (this frees the ring).
@@ -82,14 +124,16 @@ pub(crate) fn next_record(
 /// Reads the error records of checked launches made since the last check (the stream must have
 /// been synchronised), returns the first error, and frees the records.
 pub(crate) fn check_pending(backend: &CudaBackend) -> Result<()> {
-    let mut rings = RINGS.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(ring) = rings.iter_mut().find(|r| r.ordinal == backend.ordinal()) else {
+    let dev = RINGS.get(backend.ordinal());
+    let Some(ring) = dev.ring.get() else {
         return Ok(());
     };
-    if ring.used.is_empty() {
+    let _held = dev.lock.lock().unwrap_or_else(|p| p.into_inner());
+    let used = ring.used.load(Ordering::Acquire);
+    if used == 0 {
         return Ok(());
     }
-    let n = ring.used.len() * SLOTS;
+    let n = used * SLOTS;
     let mut host = vec![0u64; n];
     let stream = backend.stream();
     stream
@@ -100,25 +144,36 @@ pub(crate) fn check_pending(backend: &CudaBackend) -> Result<()> {
         .map_err(|e| driver_err("reading the bounds-check records", e))?;
     let hit = host
         .chunks_exact(SLOTS)
-        .zip(&ring.used)
+        .zip(&ring.owners[..used])
         .find(|(rec, _)| rec[0] != 0)
-        .map(|(rec, u)| decode(rec, u));
+        .map(|(rec, owner)| {
+            let owner = owner.load(Ordering::Relaxed);
+            // SAFETY: owners are null or leaked, never-freed function-table entries.
+            match unsafe { owner.as_ref() } {
+                Some(k) => decode(rec, k.kernel, k.array_names),
+                None => decode(rec, "a kernel", &[]),
+            }
+        });
     if hit.is_some() {
-        stream
-            .memset_zeros(&mut ring.buf.slice_mut(..n))
+        // SAFETY: the first `n` slots of the ring's own buffer, zeroed in stream order (the
+        // buffer is never freed); only this function, under the lock, writes them from the host.
+        unsafe { cudarc::driver::result::memset_d8_async(ring.base, 0, n * 8, stream.cu_stream()) }
             .map_err(|e| driver_err("clearing the bounds-check records", e))?;
     }
-    ring.used.clear();
+    for owner in &ring.owners[..used] {
+        owner.store(std::ptr::null_mut(), Ordering::Relaxed);
+    }
+    ring.used.store(0, Ordering::Release);
     match hit {
         Some(oob) => Err(oob.into()),
         None => Ok(()),
     }
 }
 
-fn decode(rec: &[u64], u: &Use) -> OutOfBounds {
+fn decode(rec: &[u64], kernel: &str, array_names: &[&str]) -> OutOfBounds {
     OutOfBounds {
-        kernel: u.kernel.to_string(),
-        array: array_name(u.array_names, rec[1] as usize),
+        kernel: kernel.to_string(),
+        array: array_name(array_names, rec[1] as usize),
         index: rec[2],
         len: rec[3],
         axis: rec[4] as u32,
@@ -135,11 +190,8 @@ mod tests {
     fn records_decode_into_errors() {
         let mut rec = [0u64; SLOTS];
         rec[..11].copy_from_slice(&[1, 1, 70, 64, 1, 5, 6, 0, 7, 8, 9]);
-        let u = Use {
-            kernel: "k",
-            array_names: &["a", "img"],
-        };
-        let e = decode(&rec, &u);
+        let names: &[&str] = &["a", "img"];
+        let e = decode(&rec, "k", names);
         assert_eq!(
             e,
             OutOfBounds {
@@ -153,6 +205,6 @@ mod tests {
             }
         );
         rec[1] = 9;
-        assert_eq!(decode(&rec, &u).array, "array #9");
+        assert_eq!(decode(&rec, "k", names).array, "array #9");
     }
 }

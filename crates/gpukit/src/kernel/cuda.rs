@@ -2,77 +2,216 @@
 //! built on the stack, and an asynchronous `cuLaunchKernel` on the device's stream.
 //!
 //! The first launch of a kernel on a device compiles it (NVRTC, through the backend's PTX cache)
-//! and keeps the loaded function in a small table searched by the address of the kernel's
-//! source, so later launches do no hashing, no string comparison and no compilation.
+//! and publishes the loaded function in that device's lock-free table, found by the address of
+//! the kernel's source. Later launches read a few atomics (plain loads on x86) and do no
+//! hashing of text, no string comparison, no locking, no allocation and no compilation.
+//!
+//! Per launch, the path adds to `cuLaunchKernel` itself: the argument checks of
+//! `launch::check_args`, one table probe, (checked kernels) one load-and-compare for the error
+//! record (`bounds::next_record`), `cuCtxGetCurrent`, and one relaxed load for profiling.
 
 use super::args::{ArgRepr, DeviceBuf, KernelArg};
 use super::config::LaunchConfig;
 use super::info::{full_source, KernelInfo, ParamKind};
 use super::{bounds, profile};
-use crate::backend::cuda::{driver_err, CudaBackend};
+use crate::backend::cuda::{driver_err, probe, CudaBackend};
 use crate::error::{Error, Result};
 use cudarc::driver::sys::{CUfunction, CUresult};
 use cudarc::driver::{CudaFunction, CudaSlice};
 use std::collections::HashSet;
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
-/// One compiled function, keyed by the identity of the source it came from.
-struct Entry {
-    key: Key,
-    func: CudaFunction,
+/// One value of `T` per CUDA device, created on first use and never freed, reachable with two
+/// atomic loads and no lock.
+pub(crate) struct PerDevice<T> {
+    slots: OnceLock<Box<[T]>>,
 }
 
-/// Address and length of the `'static` source, address of the helper list (identical kernel
-/// texts may share one literal but call different helpers), device.
-type Key = (usize, usize, usize, usize);
+impl<T: Default> PerDevice<T> {
+    /// An empty set (usable in a `static`).
+    pub(crate) const fn new() -> PerDevice<T> {
+        PerDevice {
+            slots: OnceLock::new(),
+        }
+    }
 
-// SAFETY: a CUfunction is a handle usable from any thread once its context is current.
-unsafe impl Send for Entry {}
-unsafe impl Sync for Entry {}
+    /// The value of device `ordinal` (an ordinal of an existing [`CudaBackend`]).
+    #[inline]
+    pub(crate) fn get(&self, ordinal: usize) -> &T {
+        let slots = self.slots.get_or_init(|| {
+            let count = probe().unwrap_or(0).max(ordinal + 1);
+            (0..count).map(|_| T::default()).collect()
+        });
+        slots
+            .get(ordinal)
+            .expect("a CUDA backend's ordinal is below the device count")
+    }
+}
 
-static FUNCTIONS: RwLock<Vec<Entry>> = RwLock::new(Vec::new());
+/// A compiled and loaded function, published once per (source, device) and never freed.
+pub(crate) struct Loaded {
+    key: Key,
+    /// The function handle `cuLaunchKernel` takes.
+    pub(crate) func: CUfunction,
+    /// The kernel's name as errors and profiles report it.
+    pub(crate) kernel: &'static str,
+    /// The kernel's array names by array id (empty for vectorized kernels).
+    pub(crate) array_names: &'static [&'static str],
+    /// Keeps the module (and so `func`) loaded (`None` only in tests).
+    _module: Option<CudaFunction>,
+}
 
-/// The loaded function `name` compiled from `source` on `backend`'s device, compiling on first
-/// use. `key_source` must be `'static`: its address identifies it, with `helpers` (the address
-/// of the kernel's `#[device]` helper list, or 0).
+// SAFETY: a CUfunction is a handle usable from any thread once its context is current; the
+// rest is immutable 'static data.
+unsafe impl Send for Loaded {}
+unsafe impl Sync for Loaded {}
+
+/// Address and length of the `'static` source, and address of the helper list (identical
+/// kernel texts may share one literal but call different helpers).
+type Key = (usize, usize, usize);
+
+/// Slots of a device's function table (a power of two). More kernels than this go to a locked
+/// overflow list, so there is no limit, only a slower lookup past it.
+const TABLE: usize = 1024;
+
+/// One device's loaded functions: an insert-only open-addressing table of published entries.
+struct FnTable {
+    slots: Box<[AtomicPtr<Loaded>]>,
+    /// Serialises inserts; holds the entries that found no free slot.
+    insert: Mutex<Vec<&'static Loaded>>,
+}
+
+impl Default for FnTable {
+    fn default() -> FnTable {
+        FnTable {
+            slots: (0..TABLE)
+                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+                .collect(),
+            insert: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl FnTable {
+    /// First slot to probe for `key` (Fibonacci hashing of the source address).
+    #[inline]
+    fn home(key: &Key) -> usize {
+        let h = (key.0 ^ key.1.rotate_left(32) ^ key.2.rotate_left(17)) as u64;
+        (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize & (TABLE - 1)
+    }
+
+    /// The published entry for `key`, without locking (unless the table is full).
+    #[inline]
+    fn find(&self, key: &Key) -> Option<&'static Loaded> {
+        let home = Self::home(key);
+        for i in 0..TABLE {
+            let p = self.slots[(home + i) & (TABLE - 1)].load(Ordering::Acquire);
+            if p.is_null() {
+                return None;
+            }
+            // SAFETY: published entries are leaked boxes, never freed or changed.
+            let e: &'static Loaded = unsafe { &*p };
+            if e.key == *key {
+                return Some(e);
+            }
+        }
+        let overflow = self.insert.lock().unwrap_or_else(|p| p.into_inner());
+        overflow.iter().copied().find(|e| e.key == *key)
+    }
+
+    /// Publishes `entry` unless an entry for its key exists; returns the one that is published.
+    fn publish(&self, entry: Loaded) -> &'static Loaded {
+        let mut overflow = self.insert.lock().unwrap_or_else(|p| p.into_inner());
+        let home = Self::home(&entry.key);
+        for i in 0..TABLE {
+            let slot = &self.slots[(home + i) & (TABLE - 1)];
+            let p = slot.load(Ordering::Acquire);
+            if p.is_null() {
+                let e: &'static Loaded = Box::leak(Box::new(entry));
+                slot.store(e as *const Loaded as *mut Loaded, Ordering::Release);
+                return e;
+            }
+            // SAFETY: as in `find`.
+            let e: &'static Loaded = unsafe { &*p };
+            if e.key == entry.key {
+                return e;
+            }
+        }
+        if let Some(e) = overflow.iter().copied().find(|e| e.key == entry.key) {
+            return e;
+        }
+        let e: &'static Loaded = Box::leak(Box::new(entry));
+        overflow.push(e);
+        e
+    }
+}
+
+static FUNCTIONS: PerDevice<FnTable> = PerDevice::new();
+
+/// What identifies a compiled function and how to build and label it.
+pub(crate) struct FnSpec<'s> {
+    /// The `'static` source whose address identifies the function.
+    pub(crate) key_source: &'static str,
+    /// Address of the kernel's `#[device]` helper list, or 0.
+    pub(crate) helpers: usize,
+    /// The entry point's symbol.
+    pub(crate) symbol: &'s str,
+    /// The kernel's name in errors and profiles.
+    pub(crate) kernel: &'static str,
+    /// Array names by array id (for bounds errors).
+    pub(crate) array_names: &'static [&'static str],
+}
+
+/// The loaded function of `spec` on `backend`'s device, compiling `compile_source()` on first
+/// use. Later calls take no lock.
+#[inline]
 pub(crate) fn cached_function(
     backend: &CudaBackend,
-    key_source: &'static str,
-    helpers: usize,
-    name: &str,
+    spec: &FnSpec<'_>,
     compile_source: impl FnOnce() -> String,
-) -> Result<CUfunction> {
+) -> Result<&'static Loaded> {
     let key: Key = (
-        key_source.as_ptr() as usize,
-        key_source.len(),
-        helpers,
-        backend.ordinal(),
+        spec.key_source.as_ptr() as usize,
+        spec.key_source.len(),
+        spec.helpers,
     );
-    let find = |table: &[Entry]| {
-        table
-            .iter()
-            .find(|e| e.key == key)
-            .map(|e| e.func.cu_function())
-    };
-    if let Some(f) = find(&FUNCTIONS.read().unwrap_or_else(|p| p.into_inner())) {
-        return Ok(f);
+    let table = FUNCTIONS.get(backend.ordinal());
+    match table.find(&key) {
+        Some(e) => Ok(e),
+        None => load_function(backend, table, key, spec, compile_source()),
     }
-    let func = backend.compile(name, &compile_source())?.function(name)?;
-    let mut table = FUNCTIONS.write().unwrap_or_else(|p| p.into_inner());
-    if let Some(f) = find(&table) {
-        return Ok(f);
-    }
-    let f = func.cu_function();
-    table.push(Entry { key, func });
-    Ok(f)
+}
+
+/// Compiles and publishes a function (the first launch of a kernel on a device).
+#[cold]
+fn load_function(
+    backend: &CudaBackend,
+    table: &FnTable,
+    key: Key,
+    spec: &FnSpec<'_>,
+    source: String,
+) -> Result<&'static Loaded> {
+    let module = backend
+        .compile(spec.symbol, &source)?
+        .function(spec.symbol)?;
+    Ok(table.publish(Loaded {
+        key,
+        func: module.cu_function(),
+        kernel: spec.kernel,
+        array_names: spec.array_names,
+        _module: Some(module),
+    }))
 }
 
 /// Kernel parameter values (one `u64` slot each: a pointer, a length, an extent or a scalar's
-/// bits) and the pointers to them that `cuLaunchKernel` reads.
+/// bits) and the pointers to them that `cuLaunchKernel` reads. The first [`INLINE`] live on the
+/// stack, uninitialised until pushed (no per-launch clearing); more spill to the heap.
 struct Params {
-    vals: [u64; INLINE],
-    ptrs: [*mut c_void; INLINE],
+    vals: [MaybeUninit<u64>; INLINE],
+    ptrs: [MaybeUninit<*mut c_void>; INLINE],
     n: usize,
     spill_vals: Vec<u64>,
     spill_ptrs: Vec<*mut c_void>,
@@ -82,10 +221,11 @@ struct Params {
 const INLINE: usize = 48;
 
 impl Params {
+    #[inline]
     fn new() -> Params {
         Params {
-            vals: [0; INLINE],
-            ptrs: [std::ptr::null_mut(); INLINE],
+            vals: [const { MaybeUninit::uninit() }; INLINE],
+            ptrs: [const { MaybeUninit::uninit() }; INLINE],
             n: 0,
             spill_vals: Vec::new(),
             spill_ptrs: Vec::new(),
@@ -95,7 +235,7 @@ impl Params {
     #[inline]
     fn push(&mut self, v: u64) {
         if self.n < INLINE {
-            self.vals[self.n] = v;
+            self.vals[self.n] = MaybeUninit::new(v);
         } else {
             self.spill_vals.push(v);
         }
@@ -103,16 +243,23 @@ impl Params {
     }
 
     /// The pointer array; valid while `self` is neither moved nor changed.
+    #[inline]
     fn pointers(&mut self) -> &mut [*mut c_void] {
         let inline = self.n.min(INLINE);
         for i in 0..inline {
-            self.ptrs[i] = &mut self.vals[i] as *mut u64 as *mut c_void;
+            self.ptrs[i] = MaybeUninit::new(self.vals[i].as_mut_ptr() as *mut c_void);
         }
         if self.n <= INLINE {
-            return &mut self.ptrs[..inline];
+            // SAFETY: the first `inline` pointers were written just above.
+            return unsafe {
+                std::slice::from_raw_parts_mut(self.ptrs.as_mut_ptr() as *mut *mut c_void, inline)
+            };
         }
         self.spill_ptrs.clear();
-        self.spill_ptrs.extend_from_slice(&self.ptrs[..INLINE]);
+        // SAFETY: all INLINE pointers were written above (n > INLINE).
+        self.spill_ptrs.extend_from_slice(unsafe {
+            std::slice::from_raw_parts(self.ptrs.as_ptr() as *const *mut c_void, INLINE)
+        });
         for v in self.spill_vals.iter_mut() {
             self.spill_ptrs.push(v as *mut u64 as *mut c_void);
         }
@@ -185,38 +332,41 @@ fn build_params(
 pub(crate) fn launch_kernel(
     info: &KernelInfo,
     config: &LaunchConfig,
-    args: Vec<KernelArg<'_>>,
+    args: &mut [KernelArg<'_>],
     backend: &Arc<CudaBackend>,
 ) -> Result<()> {
-    let helpers = info.device_fns.as_ptr() as usize;
-    let func = cached_function(backend, info.cuda_source, helpers, info.name, || {
-        full_source(info)
-    })?;
+    let spec = FnSpec {
+        key_source: info.cuda_source,
+        helpers: info.device_fns.as_ptr() as usize,
+        symbol: info.name,
+        kernel: info.name,
+        array_names: info.array_names,
+    };
+    let loaded = cached_function(backend, &spec, || full_source(info))?;
     let kinds = Some(info.params);
-    let has_host = args.iter().any(|a| matches!(a.repr, ArgRepr::Host(_)));
-    if has_host {
+    if args.iter().any(|a| matches!(a.repr, ArgRepr::Host(_))) {
         return launch_with_host_args(
             info.name,
             backend,
-            func,
+            loaded.func,
             config,
             Abi::Kernel,
             kinds,
             args,
             |p| {
                 if info.checked {
-                    p.push(bounds::next_record(backend, info.name, info.array_names)?);
+                    p.push(bounds::next_record(backend, loaded)?);
                 }
                 Ok(())
             },
         );
     }
     let mut params = Params::new();
-    build_params(&mut params, Abi::Kernel, kinds, &args, &[], backend)?;
+    build_params(&mut params, Abi::Kernel, kinds, args, &[], backend)?;
     if info.checked {
-        params.push(bounds::next_record(backend, info.name, info.array_names)?);
+        params.push(bounds::next_record(backend, loaded)?);
     }
-    raw_launch(backend, func, config, &mut params, info.name)
+    raw_launch(backend, loaded.func, config, &mut params, info.name)
 }
 
 /// Queues a launch of a raw CUDA C kernel (arrays passed as pointers).
@@ -225,7 +375,7 @@ pub(crate) fn launch_raw(
     backend: &Arc<CudaBackend>,
     func: CUfunction,
     config: &LaunchConfig,
-    args: Vec<KernelArg<'_>>,
+    args: &mut [KernelArg<'_>],
 ) -> Result<()> {
     if args.iter().any(|a| matches!(a.repr, ArgRepr::Host(_))) {
         return launch_with_host_args(
@@ -240,13 +390,14 @@ pub(crate) fn launch_raw(
         );
     }
     let mut params = Params::new();
-    build_params(&mut params, Abi::Raw, None, &args, &[], backend)?;
+    build_params(&mut params, Abi::Raw, None, args, &[], backend)?;
     raw_launch(backend, func, config, &mut params, name)
 }
 
 /// Host arrays: copy in, launch, copy the `&mut` ones back (waiting for the kernel), and say so
 /// once per kernel.
 #[allow(clippy::too_many_arguments)]
+#[cold]
 fn launch_with_host_args(
     name: &str,
     backend: &Arc<CudaBackend>,
@@ -254,7 +405,7 @@ fn launch_with_host_args(
     config: &LaunchConfig,
     abi: Abi,
     kinds: Option<&[super::info::ParamInfo]>,
-    args: Vec<KernelArg<'_>>,
+    args: &mut [KernelArg<'_>],
     trailing: impl FnOnce(&mut Params) -> Result<()>,
 ) -> Result<()> {
     notice_host_copies(name, backend);
@@ -267,7 +418,7 @@ fn launch_with_host_args(
         }
     }
     let mut params = Params::new();
-    build_params(&mut params, abi, kinds, &args, &staged, backend)?;
+    build_params(&mut params, abi, kinds, args, &staged, backend)?;
     trailing(&mut params)?;
     raw_launch(backend, func, config, &mut params, name)?;
     let mut copied_back = false;
@@ -290,8 +441,8 @@ fn launch_with_host_args(
     } else {
         Ok(())
     };
-    for a in args {
-        if let ArgRepr::Host(h) = a.repr {
+    for a in args.iter_mut() {
+        if let ArgRepr::Host(h) = &mut a.repr {
             if h.mutable {
                 h.finish();
             }
@@ -314,7 +465,27 @@ fn notice_host_copies(kernel: &str, backend: &CudaBackend) {
     }
 }
 
+/// Makes `backend`'s context current on this thread if it is not.
+///
+/// `CudaContext::bind_to_thread` does the same after swapping cudarc's deferred-error word (an
+/// atomic read-modify-write on a shared cache line); a launch leaves that check to the next
+/// synchronisation, which goes through `bind_to_thread` and so still reports such errors.
+#[inline]
+fn make_current(backend: &CudaBackend) -> Result<()> {
+    use cudarc::driver::result::ctx;
+    let want = backend.context().cu_ctx();
+    match ctx::get_current() {
+        Ok(Some(current)) if current == want => Ok(()),
+        // SAFETY: the context is alive (the backend holds it) and belongs to this process.
+        Ok(_) => {
+            unsafe { ctx::set_current(want) }.map_err(|e| driver_err("binding the CUDA context", e))
+        }
+        Err(e) => Err(driver_err("binding the CUDA context", e)),
+    }
+}
+
 /// `cuLaunchKernel` on the device's stream, with profiling events when profiling is on.
+#[inline]
 fn raw_launch(
     backend: &CudaBackend,
     func: CUfunction,
@@ -322,10 +493,7 @@ fn raw_launch(
     params: &mut Params,
     name: &str,
 ) -> Result<()> {
-    backend
-        .context()
-        .bind_to_thread()
-        .map_err(|e| driver_err("binding the CUDA context", e))?;
+    make_current(backend)?;
     let events = profile::cuda_begin(backend)?;
     let (g, b) = (config.grid, config.block);
     // SAFETY: the parameters match the kernel's signature (checked against its INFO, or the
@@ -342,17 +510,26 @@ fn raw_launch(
         )
     };
     if let Err(e) = launched {
-        return Err(match e.0 {
-            CUresult::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES | CUresult::CUDA_ERROR_INVALID_VALUE => {
-                Error::LaunchConfig {
-                    kernel: name.to_string(),
-                    reason: format!("the device refused {config}: {e}"),
-                }
-            }
-            _ => driver_err(&format!("launching `{name}`"), e),
-        });
+        return Err(launch_error(name, config, e));
     }
-    profile::cuda_end(events, backend, name)
+    match events {
+        None => Ok(()),
+        Some(start) => profile::cuda_end(start, backend, name),
+    }
+}
+
+/// The error of a refused launch.
+#[cold]
+fn launch_error(name: &str, config: &LaunchConfig, e: cudarc::driver::DriverError) -> Error {
+    match e.0 {
+        CUresult::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES | CUresult::CUDA_ERROR_INVALID_VALUE => {
+            Error::LaunchConfig {
+                kernel: name.to_string(),
+                reason: format!("the device refused {config}: {e}"),
+            }
+        }
+        _ => driver_err(&format!("launching `{name}`"), e),
+    }
 }
 
 /// Queues `func` with parameters given as their `u64` slots (vectorized kernels).
@@ -384,5 +561,37 @@ mod tests {
                 assert_eq!(unsafe { *(*ptr as *const u64) }, i as u64 * 3 + 1);
             }
         }
+    }
+
+    fn entry(key: Key) -> Loaded {
+        Loaded {
+            key,
+            func: std::ptr::null_mut(),
+            kernel: "k",
+            array_names: &[],
+            _module: None,
+        }
+    }
+
+    #[test]
+    fn function_table_finds_what_it_published_past_its_size() {
+        let table = FnTable::default();
+        // Keys that look like nearby string addresses, twice as many as there are slots.
+        let keys: Vec<Key> = (0..2 * TABLE)
+            .map(|i| (0x5555_0000 + 24 * i, 100 + i, 0))
+            .collect();
+        for (i, k) in keys.iter().enumerate() {
+            assert!(table.find(k).is_none());
+            let e = table.publish(entry(*k));
+            assert_eq!(e.key, *k);
+            // Publishing a key again returns the first entry.
+            assert!(std::ptr::eq(table.publish(entry(*k)), e));
+            for earlier in &keys[..=i].iter().step_by(97).collect::<Vec<_>>()[..] {
+                assert_eq!(table.find(earlier).map(|e| e.key), Some(**earlier));
+            }
+        }
+        assert_eq!(table.insert.lock().unwrap().len(), TABLE);
+        // The helper list is part of the key.
+        assert!(table.find(&(keys[3].0, keys[3].1, 8)).is_none());
     }
 }

@@ -1,7 +1,7 @@
 //! Launching a `#[kernel]`: check the arguments against the signature, pick the device, and run
 //! on the CPU executor or queue on the CUDA stream.
 
-use super::args::{ArgRepr, KernelArg};
+use super::args::{ArgRepr, DeviceBuf, KernelArg, LaunchArgs};
 use super::config::{self, IntoLaunchConfig, LaunchConfig};
 use super::cpu::{self, CpuArg};
 use super::info::{KernelInfo, ParamKind};
@@ -9,72 +9,100 @@ use super::{cuda, profile};
 use crate::backend::cuda::CudaBackend;
 use crate::device::{default_device, Device};
 use crate::error::{Error, Result};
+use std::borrow::Cow;
 use std::sync::Arc;
 
-/// Launches `info` with `config` over `args` (one per parameter, in order).
+/// Launches `info` with `config` over `args` (one per parameter, in order: an array such as
+/// `[KernelArg::array(&x), KernelArg::scalar(2.0)]`, or a `Vec`).
 ///
 /// On the CPU the launch runs to completion and returns the kernel's first out-of-bounds
 /// index as an error. On a CUDA device it is queued on the device's stream and returns at once;
 /// an out-of-bounds index is reported by the next synchronisation of that device.
-pub fn launch(
+///
+/// The CUDA path allocates nothing and takes no lock when `args` is an array: the checks below,
+/// a lock-free lookup of the loaded function, (checked kernels) a lock-free error record, and
+/// `cuLaunchKernel`.
+#[inline]
+pub fn launch<'a>(
     info: &KernelInfo,
     config: impl IntoLaunchConfig,
-    args: Vec<KernelArg<'_>>,
+    mut args: impl LaunchArgs<'a>,
 ) -> Result<()> {
     let config = config::resolve(config, info.name)?;
-    check_args(info, &args)?;
-    match target(info.name, &args)? {
-        Target::Cpu => {
+    launch_resolved(info, &config, args.as_mut_args())
+}
+
+/// [`launch`] after the configuration has been resolved (not generic: one copy in the binary).
+fn launch_resolved(
+    info: &KernelInfo,
+    config: &LaunchConfig,
+    args: &mut [KernelArg<'_>],
+) -> Result<()> {
+    check_args(info, args)?;
+    match target(info.name, args)? {
+        None => {
             let timer = profile::cpu_timer();
-            let result = run_cpu(info, &config, args);
+            let result = run_cpu(info, config, args);
             profile::finish_cpu(timer, info.name);
             result
         }
-        Target::Cuda(backend) => cuda::launch_kernel(info, &config, args, &backend),
+        Some(backend) => cuda::launch_kernel(info, config, args, &backend),
     }
 }
 
-/// Where a launch runs.
-pub(crate) enum Target {
-    /// The CPU executor.
-    Cpu,
-    /// A CUDA device.
-    Cuda(Arc<CudaBackend>),
-}
+/// Where a launch runs: `None` for the CPU executor, else the CUDA device's backend, borrowed
+/// from the arguments when one of them is a CUDA array (no reference count is touched), owned
+/// when the launch goes to the default device.
+pub(crate) type Target<'a> = Option<Cow<'a, Arc<CudaBackend>>>;
 
 /// The device of the gpukit arrays among `args` (all must agree), else the default device.
-pub(crate) fn target(kernel: &str, args: &[KernelArg<'_>]) -> Result<Target> {
-    let mut found: Option<(usize, Device)> = None;
-    let mut backend: Option<&Arc<CudaBackend>> = None;
+pub(crate) fn target<'a>(kernel: &str, args: &[KernelArg<'a>]) -> Result<Target<'a>> {
+    // The first gpukit array's position and backend (`None` inside: a CPU array).
+    let mut first: Option<(usize, Option<&'a Arc<CudaBackend>>)> = None;
     for (i, a) in args.iter().enumerate() {
         let ArgRepr::Device(d) = &a.repr else {
             continue;
         };
-        let dev = d.device();
-        match found {
-            None => {
-                found = Some((i, dev));
-                if let super::args::DeviceBuf::Cuda { backend: b, .. } = &d.buf {
-                    backend = Some(b);
-                }
-            }
-            Some((j, first)) if first != dev => {
+        let this = match d.buf {
+            DeviceBuf::Cuda { backend, .. } => Some(backend),
+            DeviceBuf::Cpu(_) => None,
+        };
+        match first {
+            None => first = Some((i, this)),
+            // Same device: both on the CPU, or one backend (one per device, so pointer equality).
+            Some((_, f)) if same_backend(f, this) => {}
+            Some((j, _)) => {
+                let dev_of = |k: usize| match &args[k].repr {
+                    ArgRepr::Device(d) => d.device(),
+                    _ => Device::Cpu,
+                };
                 return Err(Error::DeviceMismatch(format!(
-                    "kernel `{kernel}`: argument {} is on {first} but argument {} is on {dev}; move one with `.to_device(..)`",
+                    "kernel `{kernel}`: argument {} is on {} but argument {} is on {}; move one with `.to_device(..)`",
                     j + 1,
-                    i + 1
-                )))
+                    dev_of(j),
+                    i + 1,
+                    dev_of(i)
+                )));
             }
-            Some(_) => {}
         }
     }
-    match (found, backend) {
-        (Some(_), Some(b)) => Ok(Target::Cuda(b.clone())),
-        (Some(_), None) => Ok(Target::Cpu),
-        (None, _) => match default_device() {
-            Device::Cpu => Ok(Target::Cpu),
-            Device::Cuda(n) => Ok(Target::Cuda(CudaBackend::get(n)?)),
+    match first {
+        Some((_, Some(b))) => Ok(Some(Cow::Borrowed(b))),
+        Some((_, None)) => Ok(None),
+        None => match default_device() {
+            Device::Cpu => Ok(None),
+            Device::Cuda(n) => Ok(Some(Cow::Owned(CudaBackend::get(n)?))),
         },
+    }
+}
+
+/// Whether two arrays' buffers are on the same device (`None`: the CPU).
+#[inline]
+fn same_backend(a: Option<&Arc<CudaBackend>>, b: Option<&Arc<CudaBackend>>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a.ordinal() == b.ordinal(),
+        _ => false,
     }
 }
 
@@ -142,7 +170,7 @@ pub(crate) fn array_id(info: &KernelInfo, param: usize) -> u32 {
     }
 }
 
-fn run_cpu(info: &KernelInfo, config: &LaunchConfig, args: Vec<KernelArg<'_>>) -> Result<()> {
+fn run_cpu(info: &KernelInfo, config: &LaunchConfig, args: &mut [KernelArg<'_>]) -> Result<()> {
     let mut cpu_args = Vec::with_capacity(args.len());
     for (i, a) in args.iter().enumerate() {
         let id = array_id(info, i);
@@ -157,8 +185,8 @@ fn run_cpu(info: &KernelInfo, config: &LaunchConfig, args: Vec<KernelArg<'_>>) -
             ArgRepr::Device(d) => CpuArg {
                 dtype: d.dtype,
                 ptr: match d.buf {
-                    super::args::DeviceBuf::Cpu(p) => p,
-                    super::args::DeviceBuf::Cuda { .. } => {
+                    DeviceBuf::Cpu(p) => p,
+                    DeviceBuf::Cuda { .. } => {
                         unreachable!("target() sends CUDA arrays to the CUDA path")
                     }
                 },
@@ -176,8 +204,8 @@ fn run_cpu(info: &KernelInfo, config: &LaunchConfig, args: Vec<KernelArg<'_>>) -
         });
     }
     let result = cpu::run(info, config, cpu_args);
-    for a in args {
-        if let ArgRepr::Host(h) = a.repr {
+    for a in args.iter_mut() {
+        if let ArgRepr::Host(h) = &mut a.repr {
             if h.mutable {
                 h.finish();
             }

@@ -17,7 +17,7 @@
 //! # }
 //! ```
 
-use super::args::{KernelArg, RawArg};
+use super::args::{LaunchArgs, RawArg};
 use super::config::{self, IntoLaunchConfig};
 use super::cuda;
 use crate::backend::cuda::{CompiledModule, CudaBackend};
@@ -118,12 +118,13 @@ impl CudaKernel {
         self.backend.device()
     }
 
-    /// Launches with arguments built by [`RawArg::into_raw_arg`] (what `launch!` does). Every
-    /// gpukit array must live on the kernel's device.
-    pub fn launch_with(
+    /// Launches with arguments built by [`RawArg::into_raw_arg`] (what `launch!` does), given
+    /// as an array (no allocation) or a `Vec`. Every gpukit array must live on the kernel's
+    /// device.
+    pub fn launch_with<'a>(
         &self,
         config: impl IntoLaunchConfig,
-        args: Vec<KernelArg<'_>>,
+        mut args: impl LaunchArgs<'a>,
     ) -> Result<()> {
         let config = config::resolve(config, &self.name)?;
         cuda::launch_raw(
@@ -131,7 +132,7 @@ impl CudaKernel {
             &self.backend,
             self.func.cu_function(),
             &config,
-            args,
+            args.as_mut_args(),
         )
     }
 }
@@ -158,7 +159,7 @@ pub mod arity {
             }
             impl $tr for CudaKernel {
                 fn launch<'a, $($A: RawArg<'a>),*>(&self, config: impl IntoLaunchConfig, $($a: $A),*) -> Result<()> {
-                    self.launch_with(config, vec![$($a.into_raw_arg()),*])
+                    self.launch_with(config, [$($a.into_raw_arg()),*])
                 }
             }
         )*};

@@ -98,6 +98,7 @@ pub fn start() {
 }
 
 /// Whether a profiling session is running.
+#[inline]
 pub fn is_active() -> bool {
     ACTIVE.load(Ordering::Relaxed)
 }
@@ -165,21 +166,19 @@ pub(crate) fn finish_cpu(timer: Option<Instant>, kernel: &str) {
     }
 }
 
-/// Records the start event of a CUDA launch when profiling is on.
+/// Records the start event of a CUDA launch when profiling is on (`None`, after one relaxed
+/// load and no other work, when it is off).
+#[inline]
 pub(crate) fn cuda_begin(backend: &CudaBackend) -> Result<Option<CudaEvent>> {
     if !is_active() {
         return Ok(None);
     }
-    Ok(Some(record(backend)?))
+    record(backend).map(Some)
 }
 
-/// Records the end event of a CUDA launch started with [`cuda_begin`].
-pub(crate) fn cuda_end(
-    start: Option<CudaEvent>,
-    backend: &CudaBackend,
-    kernel: &str,
-) -> Result<()> {
-    let Some(start) = start else { return Ok(()) };
+/// Records the end event of a CUDA launch whose start [`cuda_begin`] recorded.
+#[cold]
+pub(crate) fn cuda_end(start: CudaEvent, backend: &CudaBackend, kernel: &str) -> Result<()> {
     let end = record(backend)?;
     push(Sample::Cuda {
         kernel: kernel.to_string(),
@@ -190,6 +189,7 @@ pub(crate) fn cuda_end(
     Ok(())
 }
 
+#[cold]
 fn record(backend: &CudaBackend) -> Result<CudaEvent> {
     let event = backend
         .context()

@@ -8,7 +8,7 @@
 //! agree), else on the default device.
 
 use super::config::{Dim3, LaunchConfig};
-use super::cuda::{cached_function, launch_values};
+use super::cuda::{cached_function, launch_values, FnSpec};
 use super::info::VectorizeInfo;
 use super::profile;
 use crate::array::{Array, Storage};
@@ -286,9 +286,14 @@ fn run_cuda<R: Element>(
     inputs: impl FnOnce(&mut CudaInputs) -> Result<()>,
 ) -> Result<Array<R>> {
     let name = format!("{}_vectorized", info.name);
-    let func = cached_function(backend, info.cuda_source, 0, &name, || {
-        info.cuda_source.to_string()
-    })?;
+    let spec = FnSpec {
+        key_source: info.cuda_source,
+        helpers: 0,
+        symbol: &name,
+        kernel: info.name,
+        array_names: &[],
+    };
+    let func = cached_function(backend, &spec, || info.cuda_source.to_string())?.func;
     let mut ins = CudaInputs {
         values: Vec::with_capacity(2 * info.arity + 2),
         keep: Vec::new(),
