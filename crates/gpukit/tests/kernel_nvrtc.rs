@@ -364,6 +364,122 @@ fn vec4(a: f64, b: i64, c: bool, d: u32) -> i32 {
     }
 }
 
+/// Kernels as the lessons (notebooks/) write them.
+mod lessons {
+    use gpukit::prelude::*;
+
+    #[kernel]
+    pub fn who_am_i(block: &mut [u32], thread: &mut [u32], global: &mut [u64]) {
+        let i = grid(1);
+        if i < global.len() {
+            block[i] = block_idx().x;
+            thread[i] = thread_idx().x;
+            global[i] = i as u64;
+        }
+    }
+
+    #[kernel]
+    pub fn count_hits(x: &[f64], y: &[f64], hits: &mut [u64]) {
+        let i = grid(1);
+        if i < x.len() && x[i] * x[i] + y[i] * y[i] <= 1.0 {
+            atomic_add(&mut hits[0], 1u64);
+        }
+    }
+
+    #[kernel]
+    pub fn heavy_f64(input: &[f64], output: &mut [f64]) {
+        let i = grid(1);
+        if i < input.len() {
+            let mut v = input[i];
+            for _ in 0..100 {
+                v = (v * 1.000001 + 0.5).sqrt();
+            }
+            output[i] = v;
+        }
+    }
+
+    #[kernel]
+    pub fn fizzbuzz(numbers: &[i64], codes: &mut [u8]) {
+        let i = grid(1);
+        if i < numbers.len() {
+            let v = numbers[i];
+            codes[i] = if v % 15 == 0 {
+                3
+            } else if v % 5 == 0 {
+                2
+            } else if v % 3 == 0 {
+                1
+            } else {
+                0
+            };
+        }
+    }
+
+    #[kernel]
+    pub fn highest_fizz(numbers: &[i64], codes: &[u8], best: &mut [i64]) {
+        let i = grid(1);
+        if i < codes.len() && codes[i] == 1 {
+            atomic_max(&mut best[0], numbers[i]);
+        }
+    }
+
+    #[kernel]
+    pub fn blur(src: &View3<f32>, dst: &mut View3<f32>) {
+        let (x, y, c) = grid3();
+        let height = src.shape(0);
+        let width = src.shape(1);
+        if x < height && y < width && c < src.shape(2) {
+            let mut sum = 0.0f32;
+            for dx in 0..3 {
+                for dy in 0..3 {
+                    let row = (x + dx).max(1).min(height) - 1;
+                    let col = (y + dy).max(1).min(width) - 1;
+                    sum += src[[row, col, c]];
+                }
+            }
+            dst[[x, y, c]] = sum / 9.0;
+        }
+    }
+
+    #[kernel]
+    pub fn weighted_grey(src: &View3<f32>, dst: &mut View3<f32>, wr: f32, wg: f32, wb: f32) {
+        let (x, y) = grid2();
+        if x < src.shape(0) && y < src.shape(1) {
+            let v = wr * src[[x, y, 0]] + wg * src[[x, y, 1]] + wb * src[[x, y, 2]];
+            dst[[x, y, 0]] = v;
+            dst[[x, y, 1]] = v;
+            dst[[x, y, 2]] = v;
+            dst[[x, y, 3]] = src[[x, y, 3]];
+        }
+    }
+
+    #[vectorize]
+    pub fn hypotenuse(a: f32, b: f32) -> f32 {
+        (a * a + b * b).sqrt()
+    }
+}
+
+#[test]
+fn lesson_kernels_compile_with_nvrtc() {
+    for info in [
+        &lessons::who_am_i::INFO,
+        &lessons::count_hits::INFO,
+        &lessons::heavy_f64::INFO,
+        &lessons::fizzbuzz::INFO,
+        &lessons::highest_fizz::INFO,
+        &lessons::blur::INFO,
+        &lessons::weighted_grey::INFO,
+    ] {
+        if !compiles(info) {
+            return;
+        }
+    }
+    compiles(&vectorized(
+        &lessons::__GPUKIT_VECTORIZE_hypotenuse,
+        "hypotenuse_vectorized",
+    ));
+}
+
 #[test]
 fn every_construct_compiles_with_nvrtc() {
     for info in [
