@@ -140,6 +140,10 @@
 //!   the function it is attached to. Declare `const`s inside the body.
 //! * Generic kernels, kernel names that are C++ keywords or CUDA built-ins (`double`, `float`,
 //!   `max`, ...), because the kernel keeps its name in CUDA.
+//! * CUDA C++ and Numba names that are not intrinsics here (`__syncthreads`, `syncwarp`,
+//!   `threadfence`, `shfl_sync`, `atomic_and`, ...): the error lists the intrinsics there are.
+//! * Attributes on a kernel other than doc comments, `cfg` and lint levels.
+//! * Mutually recursive `#[device]` helpers (a helper calling itself is fine).
 //!
 //! ## What `#[kernel]` generates
 //!
