@@ -243,6 +243,15 @@ class DeviceRun(unittest.TestCase):
         self.assertEqual(r["failed_tests"], ["a::c"])
         self.assertEqual(r["result_lines"], 2)
 
+    def test_visible_skips_count_as_skipped(self):
+        out = ("running 2 tests\ntest gpu_add ... ok\ntest cpu_add ... ok\n\nsuccesses:\n\n"
+               "---- gpu_add stdout ----\nskipped: no CUDA GPU (libcuda.so.1 not found)\n\n"
+               "---- cpu_add stdout ----\nsum 3\n\nsuccesses:\n    cpu_add\n    gpu_add\n\n"
+               "test result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s\n")
+        r = devrun.parse_libtest(out)
+        self.assertEqual((r["passed"], r["failed"], r["skipped"]), (1, 0, 1))
+        self.assertEqual(r["skipped_tests"], ["gpu_add"])
+
     def test_run_tests_counts_crash_as_failure(self):
         with tempfile.TemporaryDirectory() as d:
             stage = Path(d)
