@@ -582,6 +582,16 @@ mod check {
         match &e.kind {
             ExprKind::Unary(op, x) => {
                 expr(f, x)?;
+                if *op == UnOp::Neg {
+                    if let Some(p) = f.tys.prim_of(x.ty) {
+                        if !(p.is_signed_int() || p.is_float()) {
+                            return Err(Error::new(
+                                e.span,
+                                format!("cannot negate a value of type `{p}` (only signed integers and floats)"),
+                            ));
+                        }
+                    }
+                }
                 if *op == UnOp::Not {
                     if let Some(p) = f.tys.prim_of(x.ty) {
                         if p.is_float() {
