@@ -24,7 +24,13 @@ LOG=$OUT/bench.log
 : >"$RAW"
 [[ -x $BIN ]] || chmod +x "$BIN" 2>/dev/null || { echo "bench: no gpukit-bench at $BIN (run tests/gpu/run.sh 1 N first)" | tee -a "$LOG"; exit 2; }
 t0=$(date +%s)
+BUDGET=${BENCH_BUDGET_S:-400}
 for ((r = 1; r <= ROUNDS; r++)); do
+  if ((r > 1)) && (( $(date +%s) - t0 > BUDGET * (r - 1) / r )); then
+    # a round took more than its share of BENCH_BUDGET_S: the next would not fit
+    echo "bench: stopping after $((r - 1)) round(s) (BENCH_BUDGET_S=$BUDGET)" | tee -a "$LOG"
+    break
+  fi
   echo "== round $r: gpukit" | tee -a "$LOG"
   "$BIN" gpu --reps "$REPS" >>"$RAW" 2> >(tee -a "$LOG" >&2) || echo "bench: gpukit-bench round $r exited $?" | tee -a "$LOG"
   echo "== round $r: cupy" | tee -a "$LOG"

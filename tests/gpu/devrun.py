@@ -229,11 +229,18 @@ def parse_libtest(output: str) -> dict:
     return r
 
 
-def run_tests(stage: Path, tests: list[dict], env: dict, log_path: Path, timeout: float) -> list[dict]:
+def run_tests(stage: Path, tests: list[dict], env: dict, log_path: Path, timeout: float,
+              budget: float = float("inf")) -> list[dict]:
+    """Runs test executables until the call's time budget is nearly spent; those not started are
+    left for the next call."""
     results = []
     tdir = stage / "root" / "tests"
     with open(log_path, "a") as logf:
         for t in tests:
+            if remaining(budget) < 40:
+                log(f"tests {t['package']}/{t['name']}: left for the next call (time budget)")
+                continue
+            timeout = min(timeout, max(30.0, remaining(budget) - 20))
             exe = tdir / t["file"]
             cwd = ROOT / t["dir"] if t.get("dir") else ROOT
             tenv = dict(env)
@@ -500,7 +507,8 @@ def call(args) -> int:
         todo = []
     if todo:
         log(f"running {len(todo)} test executable(s)")
-        tests_done += run_tests(stage, todo, env, tlog, timeout=float(os.environ.get("GPU_TEST_TIMEOUT_S", "240")))
+        tests_done += run_tests(stage, todo, env, tlog, timeout=float(os.environ.get("GPU_TEST_TIMEOUT_S", "240")),
+                                budget=budget)
         done_path.write_text(json.dumps(tests_done, indent=1) + "\n")
     if k < n:
         write_out(stage, out, plan, tests_done, None, facts, k, n)

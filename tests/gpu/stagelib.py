@@ -360,7 +360,8 @@ def call_sequence(plan: dict, stage_rel: str = ".stage") -> list[dict]:
         size = sum(p["size"] for g in plan["groups"].values() for p in g["parts"] if p["call"] == ci)
         command = f"bash tests/gpu/run.sh {ci} {n}"
         if ci == 1 and plan.get("bench"):
-            command += "; bash benches/run.sh"
+            # leave the benchmarks about four minutes of the call's ten
+            command = f"GPU_RUN_BUDGET_S=300 {command}; BENCH_BUDGET_S=200 bash benches/run.sh"
         seq.append({"command": command, "carry": [f"{stage_rel}/call{ci}"], "bytes": size})
     return seq
 
