@@ -452,7 +452,7 @@ impl<'a> Gen<'a> {
                 "compound assignment of an `if` or block with statements is not supported: compute the value with `let` first",
             ));
         }
-        let (v, vp) = self.expr(value)?;
+        let (v, _) = self.expr(value)?;
         let prim = self.prim(place.ty);
         let line = match prim {
             Some(t) if t.is_float() && op == BinOp::Rem => {
@@ -469,7 +469,7 @@ impl<'a> Gen<'a> {
                 BinOp::Add | BinOp::Sub | BinOp::Mul if is_plain_wrapping(t) => {
                     format!("{p} {}= {v};", op.symbol())
                 }
-                _ => format!("{p} = {}({p}, {});", int_helper(op), strip(&v, vp)),
+                _ => format!("{p} = {}({p}, {});", int_helper(op), v),
             },
             None => format!("{p} {}= {v};", op.symbol()),
         };
@@ -568,10 +568,8 @@ impl<'a> Gen<'a> {
             ExprKind::Lit(l) => self.lit(l, e.ty, call_arg),
             ExprKind::Var(v) => (f.vars[*v].cuda.clone(), PRIMARY),
             ExprKind::Const(c) => named_const(c),
-            ExprKind::Paren(x) => {
-                let (s, _) = self.expr_in(x, call_arg)?;
-                (format!("({s})"), PRIMARY)
-            }
+            // Precedence decides the C++ parentheses (C++ ranks `&` below `==`, Rust above).
+            ExprKind::Paren(x) => self.expr_in(x, call_arg)?,
             ExprKind::Unary(UnOp::Neg, x)
                 if matches!(x.kind, ExprKind::Lit(Lit::Int(_)))
                     && self.prim(x.ty).is_some_and(Prim::is_signed_int) =>
@@ -585,16 +583,14 @@ impl<'a> Gen<'a> {
                 let (s, p) = self.expr(x)?;
                 let s = paren_if(s, p, UNARY);
                 match (op, self.prim(x.ty)) {
-                    (UnOp::Neg, Some(t)) if t.is_int() => {
-                        (format!("__gk_wneg({})", strip(&s, UNARY)), PRIMARY)
-                    }
+                    (UnOp::Neg, Some(t)) if t.is_int() => (format!("__gk_wneg({})", s), PRIMARY),
                     (UnOp::Neg, _) => (format!("-{s}"), UNARY),
                     (UnOp::Not, Some(Prim::Bool)) => (format!("!{s}"), UNARY),
                     (UnOp::Not, Some(t)) if t.is_narrow_int() => {
                         (format!("({})~{s}", t.cuda()), UNARY)
                     }
                     (UnOp::Not, Some(_)) => (format!("~{s}"), UNARY),
-                    (UnOp::Not, None) => (format!("__gk_not({})", strip(&s, UNARY)), PRIMARY),
+                    (UnOp::Not, None) => (format!("__gk_not({})", s), PRIMARY),
                 }
             }
             ExprKind::Binary(op, a, b) => self.binary(*op, a, b)?,
@@ -722,12 +718,7 @@ impl<'a> Gen<'a> {
                 prec,
             )
         };
-        let call = |name: &str, sa: &str, sb: &str| {
-            (
-                format!("{name}({}, {})", strip(sa, pa), strip(sb, pb)),
-                PRIMARY,
-            )
-        };
+        let call = |name: &str, sa: &str, sb: &str| (format!("{name}({}, {})", sa, sb), PRIMARY);
         if op.is_logical() || op.is_comparison() {
             return Ok(infix(sa, sb));
         }
@@ -780,7 +771,7 @@ impl<'a> Gen<'a> {
                     Prim::Isize => "i64",
                     t => t.rust(),
                 };
-                (format!("__gk_float_to_{name}({})", strip(&s, p)), PRIMARY)
+                (format!("__gk_float_to_{name}({})", s), PRIMARY)
             }
             _ => (format!("({}){}", to.cuda(), paren_if(s, p, UNARY)), UNARY),
         })
@@ -842,11 +833,6 @@ fn paren_if(s: String, p: u8, max: u8) -> String {
     } else {
         format!("({s})")
     }
-}
-
-/// An argument of a function call needs no parentheses.
-fn strip(s: &str, _p: u8) -> String {
-    s.to_string()
 }
 
 fn max_of(p: Prim) -> i128 {

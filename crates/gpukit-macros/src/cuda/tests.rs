@@ -89,7 +89,7 @@ fn integer_widths_and_wrapping() {
 fn integer_division_remainder_and_shifts_as_rust() {
     check(
         "fn k(a: &mut [i32], b: &mut [u64]) { let i = grid(1); a[i] = a[i] / 3 + a[i] % 4; b[i] = (b[i] << 3) >> 1; a[i] /= 2; b[i] %= 5; a[i] <<= 1; }",
-        &["__gk_div(a[i], 3)", "__gk_rem(a[i], 4)", "__gk_shr((__gk_shl(b[i], 3)), 1)", "a[i] = __gk_div(a[i], 2);", "b[i] = __gk_rem(b[i], 5ull);", "a[i] = __gk_shl(a[i], 1);"],
+        &["__gk_div(a[i], 3)", "__gk_rem(a[i], 4)", "__gk_shr(__gk_shl(b[i], 3), 1)", "a[i] = __gk_div(a[i], 2);", "b[i] = __gk_rem(b[i], 5ull);", "a[i] = __gk_shl(a[i], 1);"],
     );
 }
 
@@ -246,6 +246,14 @@ fn generated_names_never_collide_with_user_names() {
             "for (unsigned long long i = 0ull, i__end = i_end; i < i__end; i++)",
             "const unsigned long long i_1__end = i_end;",
         ],
+    );
+}
+
+#[test]
+fn parentheses_follow_cpp_precedence() {
+    check(
+        "fn k(a: &mut [u32], b: &mut [bool]) { b[0] = (a[0] & 1) == 0 && !(a[1] | 2 > 3); a[2] = (a[0] + 1) * ((a[1] - 2) / 3) - (4 << a[3]); }",
+        &["b[0ull] = (a[0ull] & 1u) == 0u && !((a[1ull] | 2u) > 3u);", "a[2ull] = (a[0ull] + 1u) * __gk_div(a[1ull] - 2u, 3u) - __gk_shl(4u, a[3ull]);"],
     );
 }
 
