@@ -151,27 +151,25 @@ impl FnTable {
 
 static FUNCTIONS: PerDevice<FnTable> = PerDevice::new();
 
-/// What identifies a compiled function and how to build and label it.
-pub(crate) struct FnSpec<'s> {
+/// What identifies a compiled function and how to label it.
+pub(crate) struct FnSpec {
     /// The `'static` source whose address identifies the function.
     pub(crate) key_source: &'static str,
     /// Address of the kernel's `#[device]` helper list, or 0.
     pub(crate) helpers: usize,
-    /// The entry point's symbol.
-    pub(crate) symbol: &'s str,
     /// The kernel's name in errors and profiles.
     pub(crate) kernel: &'static str,
     /// Array names by array id (for bounds errors).
     pub(crate) array_names: &'static [&'static str],
 }
 
-/// The loaded function of `spec` on `backend`'s device, compiling `compile_source()` on first
-/// use. Later calls take no lock.
+/// The loaded function of `spec` on `backend`'s device. On first use `build()` gives the entry
+/// point's symbol and the source to compile; later calls build nothing and take no lock.
 #[inline]
 pub(crate) fn cached_function(
     backend: &CudaBackend,
-    spec: &FnSpec<'_>,
-    compile_source: impl FnOnce() -> String,
+    spec: &FnSpec,
+    build: impl FnOnce() -> (String, String),
 ) -> Result<&'static Loaded> {
     let key: Key = (
         spec.key_source.as_ptr() as usize,
@@ -181,7 +179,10 @@ pub(crate) fn cached_function(
     let table = FUNCTIONS.get(backend.ordinal());
     match table.find(&key) {
         Some(e) => Ok(e),
-        None => load_function(backend, table, key, spec, compile_source()),
+        None => {
+            let (symbol, source) = build();
+            load_function(backend, table, key, spec, &symbol, &source)
+        }
     }
 }
 
@@ -191,12 +192,11 @@ fn load_function(
     backend: &CudaBackend,
     table: &FnTable,
     key: Key,
-    spec: &FnSpec<'_>,
-    source: String,
+    spec: &FnSpec,
+    symbol: &str,
+    source: &str,
 ) -> Result<&'static Loaded> {
-    let module = backend
-        .compile(spec.symbol, &source)?
-        .function(spec.symbol)?;
+    let module = backend.compile(symbol, source)?.function(symbol)?;
     Ok(table.publish(Loaded {
         key,
         func: module.cu_function(),
@@ -338,11 +338,12 @@ pub(crate) fn launch_kernel(
     let spec = FnSpec {
         key_source: info.cuda_source,
         helpers: info.device_fns.as_ptr() as usize,
-        symbol: info.name,
         kernel: info.name,
         array_names: info.array_names,
     };
-    let loaded = cached_function(backend, &spec, || full_source(info))?;
+    let loaded = cached_function(backend, &spec, || {
+        (info.name.to_string(), full_source(info))
+    })?;
     let kinds = Some(info.params);
     if args.iter().any(|a| matches!(a.repr, ArgRepr::Host(_))) {
         return launch_with_host_args(

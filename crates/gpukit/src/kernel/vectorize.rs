@@ -285,15 +285,19 @@ fn run_cuda<R: Element>(
     n: usize,
     inputs: impl FnOnce(&mut CudaInputs) -> Result<()>,
 ) -> Result<Array<R>> {
-    let name = format!("{}_vectorized", info.name);
     let spec = FnSpec {
         key_source: info.cuda_source,
         helpers: 0,
-        symbol: &name,
         kernel: info.name,
         array_names: &[],
     };
-    let func = cached_function(backend, &spec, || info.cuda_source.to_string())?.func;
+    let func = cached_function(backend, &spec, || {
+        (
+            format!("{}_vectorized", info.name),
+            info.cuda_source.to_string(),
+        )
+    })?
+    .func;
     let mut ins = CudaInputs {
         values: Vec::with_capacity(2 * info.arity + 2),
         keep: Vec::new(),
