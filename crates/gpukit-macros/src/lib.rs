@@ -43,6 +43,9 @@
 //!   assignment (`+=` ...), unary `-`, `as` casts between numeric types and from `bool`.
 //! * `if` / `else if` / `else`, also as an expression (`let v = if c { a } else { b };`, branches
 //!   may hold statements when the `if` is the whole value of a `let`, an assignment or a `return`).
+//! * `match` on integers and bools: literal patterns, `a | b`, ranges (`1..=9`, `..`-open),
+//!   local `const`s, guards (`x if x > 9 =>`), and a last arm `_` or a name that catches the
+//!   rest. It becomes an `if` chain (a `?:` chain when every arm is an expression).
 //! * `for i in a..b`, `a..=b`, `(a..b).step_by(s)`, `(a..b).rev()`; `while`, `loop`, `break`,
 //!   `continue` (no labels), early `return`.
 //! * Blocks `{ .. }`, parentheses, constants such as `f32::MAX`, `i32::MIN`, `f64::INFINITY`,
@@ -128,8 +131,9 @@
 //!
 //! ## What is rejected, and why
 //!
-//! * Closures, iterators (`.iter()`, `.map()`, `.sum()`), `match`, `if let`, `?`, async, labels:
-//!   they have no direct CUDA C++ form; use index loops and `if`/`else`.
+//! * Closures, iterators (`.iter()`, `.map()`, `.sum()`), `if let`, `?`, async, labels, and
+//!   `match` on anything but integers and bools: they have no direct CUDA C++ form; use index
+//!   loops and `if`/`else`.
 //! * References and dereferences (except `&mut a[i]` as an atomic's target), struct literals,
 //!   tuples (except `let` destructuring), arrays, slicing `a[i..j]`: kernel data lives in the
 //!   parameters and in shared arrays.

@@ -152,6 +152,30 @@ fn control(n: &[u32], out: &mut [i64]) {
     out[i] = acc + bonus;
 }
 
+/// `match` on integers: literals, alternatives, ranges, guards, a binding catch-all.
+#[kernel]
+fn classify(v: &[i64], codes: &mut [u8], bumped: &mut [i64]) {
+    let i = grid(1);
+    if i < v.len() {
+        let x = v[i];
+        codes[i] = match x % 15 {
+            0 => 3,
+            5 | 10 => 2,
+            3 | 6 | 9 | 12 => 1,
+            _ => 0,
+        };
+        match x {
+            i64::MIN..=-1 => bumped[i] = -x,
+            0 => {}
+            1..=9 => bumped[i] = x * 100,
+            big if big > 1000 => {
+                bumped[i] = big / 1000;
+            }
+            other => bumped[i] = other + 1,
+        }
+    }
+}
+
 /// A grid-stride loop: any grid covers any length.
 #[kernel]
 fn grid_stride(x: &mut [f64]) {
@@ -373,6 +397,13 @@ fn run_control(dev: &Device, n: &[u32]) -> Vec<i64> {
     let mut out = zeros(n.len(), dev);
     launch!(control[blocks(n.len(), 32), 32](&na, &mut out)).unwrap();
     out.to_vec().unwrap()
+}
+
+fn run_classify(dev: &Device, v: &[i64]) -> (Vec<u8>, Vec<i64>) {
+    let va = on(v.to_vec(), dev);
+    let (mut c, mut b) = (zeros(v.len(), dev), zeros(v.len(), dev));
+    launch!(classify[blocks(v.len(), 64), 64](&va, &mut c, &mut b)).unwrap();
+    (c.to_vec().unwrap(), b.to_vec().unwrap())
 }
 
 fn run_grid_stride(dev: &Device, x: &[f64]) -> Vec<f64> {
@@ -656,6 +687,29 @@ fn cpu_control_flow() {
 }
 
 #[test]
+fn cpu_match() {
+    let v: Vec<i64> = (-20..2000).collect();
+    let (codes, bumped) = run_classify(&cpu(), &v);
+    for (k, &x) in v.iter().enumerate() {
+        let want = match x % 15 {
+            0 => 3,
+            5 | 10 => 2,
+            3 | 6 | 9 | 12 => 1,
+            _ => 0,
+        };
+        assert_eq!(codes[k], want, "x = {x}");
+        let b = match x {
+            i64::MIN..=-1 => -x,
+            0 => 0,
+            1..=9 => x * 100,
+            big if big > 1000 => big / 1000,
+            other => other + 1,
+        };
+        assert_eq!(bumped[k], b, "x = {x}");
+    }
+}
+
+#[test]
 fn cpu_grid_stride_covers_everything() {
     let x: Vec<f64> = (0..1000).map(f64::from).collect();
     let out = run_grid_stride(&cpu(), &x);
@@ -853,6 +907,12 @@ fn gpu_matches_cpu_elementwise() {
         let (gc, cc) = (run_casts(&g, &f), run_casts(&cpu(), &f));
         assert_eq!((gc.1, gc.2, gc.4), (cc.1, cc.2, cc.4), "casts n={n}");
         let n32: Vec<u32> = (0..n).map(|_| r.random_range(0..1000)).collect();
+        let signed: Vec<i64> = (0..n).map(|_| r.random_range(-5000..5000)).collect();
+        assert_eq!(
+            run_classify(&g, &signed),
+            run_classify(&cpu(), &signed),
+            "classify n={n}"
+        );
         assert_eq!(
             run_control(&g, &n32),
             run_control(&cpu(), &n32),
@@ -997,6 +1057,7 @@ fn every_kernel_compiles_with_nvrtc() {
         &casts::INFO,
         &math::INFO,
         &control::INFO,
+        &classify::INFO,
         &grid_stride::INFO,
         &to_gray::INFO,
         &index_sum::INFO,

@@ -264,3 +264,17 @@ fn dim3_values_in_variables() {
         &["const uint3 t = threadIdx;", "const uint3 d = blockDim;", "a[0ull] = t.x + t.y * d.x + t.z + g.z + b.y;"],
     );
 }
+
+#[test]
+fn match_becomes_an_if_chain() {
+    check(
+        "fn fizz(n: &[i64], codes: &mut [u8]) { let i = grid(1); let v = n[i]; codes[i] = match v % 15 { 0 => 3, 5 | 10 => 2, 3 | 6 | 9 | 12 => 1, _ => 0 }; match v { 1..=9 => codes[i] += 10, x if x < 0 => { codes[i] = 99; } y => codes[i] = y as u8 } }",
+        &[
+            "const long long v__gk_match = __gk_rem(v, 15ll);",
+            "codes[i] = v__gk_match == 0ll ? (unsigned char)3 : v__gk_match == 5ll || v__gk_match == 10ll ? (unsigned char)2",
+            "if (v >= 1ll && v <= 9ll) {",
+            "} else if (v < 0ll) {",
+            "codes[i] = (unsigned char)v;",
+        ],
+    );
+}
