@@ -10,6 +10,7 @@ use gpukit::prelude::*;
 use gpukit::Error;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use std::sync::{Mutex, MutexGuard};
 
 // ---------------------------------------------------------------------------------------------
 // Kernels
@@ -859,20 +860,24 @@ fn kernel_metadata() {
 // GPU == CPU on random inputs of several sizes
 // ---------------------------------------------------------------------------------------------
 
-fn gpu() -> Option<Device> {
+/// The GPU, held for the whole test: a device reports a kernel's bounds error at its next
+/// synchronisation, so GPU tests of one binary must not overlap.
+fn gpu() -> Option<(Device, MutexGuard<'static, ()>)> {
+    static GPU: Mutex<()> = Mutex::new(());
     if gpukit::cuda_device_count() == 0 {
         let why = gpukit::cuda_unavailable_reason().unwrap_or_else(|| "no device".into());
         println!("skipped: no CUDA GPU ({why})");
         return None;
     }
-    Some(Device::cuda(0).expect("CUDA device 0"))
+    let guard = GPU.lock().unwrap_or_else(|p| p.into_inner());
+    Some((Device::cuda(0).expect("CUDA device 0"), guard))
 }
 
 const SIZES: [usize; 4] = [1, 100, 4097, 100_003];
 
 #[test]
 fn gpu_matches_cpu_elementwise() {
-    let Some(g) = gpu() else { return };
+    let Some((g, _serial)) = gpu() else { return };
     for (k, &n) in SIZES.iter().enumerate() {
         let seed = 100 + k as u64;
         let (x, y) = (
@@ -939,7 +944,7 @@ fn gpu_matches_cpu_elementwise() {
 
 #[test]
 fn gpu_matches_cpu_math() {
-    let Some(g) = gpu() else { return };
+    let Some((g, _serial)) = gpu() else { return };
     for (k, &n) in SIZES.iter().enumerate() {
         let x = floats(n, 200 + k as u64, -4.0, 4.0);
         let z: Vec<f64> = floats(n, 300 + k as u64, -50.0, 50.0)
@@ -969,7 +974,7 @@ fn gpu_matches_cpu_math() {
 
 #[test]
 fn gpu_matches_cpu_views_shared_atomics() {
-    let Some(g) = gpu() else { return };
+    let Some((g, _serial)) = gpu() else { return };
     for (k, &(h, w)) in [(1, 1), (17, 33), (480, 640)].iter().enumerate() {
         let mut r = rng(400 + k as u64);
         let img: Vec<u8> = (0..h * w * 3).map(|_| r.random()).collect();
@@ -1007,7 +1012,7 @@ fn gpu_matches_cpu_views_shared_atomics() {
 
 #[test]
 fn gpu_out_of_bounds_is_reported_and_context_survives() {
-    let Some(g) = gpu() else { return };
+    let Some((g, _serial)) = gpu() else { return };
     let x = on(vec![1.0f32; 10], &g);
     let mut out = zeros::<f32>(10, &g);
     let launched = launch!(offset_read[1, 16](&x, &mut out, 3));
@@ -1028,7 +1033,7 @@ fn gpu_out_of_bounds_is_reported_and_context_survives() {
 
 #[test]
 fn gpu_vectorize_matches_cpu() {
-    let Some(g) = gpu() else { return };
+    let Some((g, _serial)) = gpu() else { return };
     for &n in &SIZES {
         let (a, b) = (floats(n, 500, -5.0, 5.0), floats(n, 501, -5.0, 5.0));
         let rg = lerp(&on(a.clone(), &g), &on(b.clone(), &g), 0.25f32)
