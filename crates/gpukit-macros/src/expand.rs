@@ -91,8 +91,7 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> Result<TokenStream> {
     let mut inputs = Vec::new();
     let mut args = Vec::new();
     for (i, p) in f.params.iter().enumerate() {
-        let pname = &f.vars[p.var].name;
-        let pname = syn::Ident::new(pname.to_string().trim_start_matches("r#"), pname.span());
+        let pname = f.vars[p.var].name.clone();
         match p.ty {
             ParamTy::Slice { elem, mutable } | ParamTy::View { elem, mutable, .. } => {
                 let g = format_ident!("A{}", i);

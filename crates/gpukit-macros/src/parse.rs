@@ -27,6 +27,12 @@ pub fn kernel(item: &syn::ItemFn, checked: bool) -> Result<Func> {
     let mut p = Parser::new(Mode::Kernel);
     p.signature_common(&item.sig, "kernel")?;
     let name = item.sig.ident.to_string();
+    if name.starts_with("r#") {
+        return Err(Error::new_spanned(
+            &item.sig.ident,
+            "a kernel keeps its name in CUDA C++: raw identifiers cannot name kernels",
+        ));
+    }
     if crate::names::is_reserved(&name) {
         return Err(Error::new_spanned(&item.sig.ident,
             format!("`{name}` is a reserved word or built-in in CUDA C++, where the kernel keeps its name: choose another name (e.g. `{name}_kernel`)"),
@@ -1072,6 +1078,12 @@ impl Parser {
                     return Ok(self.mk(ExprKind::Lit(Lit::Float(text)), t, span));
                 }
                 let v: u128 = i.base10_parse()?;
+                if v > u64::MAX as u128 {
+                    return Err(Error::new(
+                        span,
+                        "integer literals in kernel code fit in 64 bits",
+                    ));
+                }
                 let t = match suffix {
                     "" => self.tys.int(),
                     s => match Prim::from_rust(s) {
@@ -1986,6 +1998,56 @@ mod tests {
             Ok(_) => panic!("expected an error for {src}"),
             Err(e) => e.to_string(),
         }
+    }
+
+    /// Odd inputs give errors or translations, never a panic.
+    #[test]
+    fn odd_inputs_never_panic() {
+        for body in [
+            "a[0] = 340282366920938463463374607431768211455;",
+            "a[0] = -170141183460469231731687303715884105728 as f32;",
+            "let r#type = 1.0; a[0] = r#type;",
+            "",
+            "a[[0]] = 1.0;",
+            "v[0] = 1;",
+            "let s = v.shape(5);",
+            "let d = 1; let s = v.shape(d);",
+            "let g = grid();",
+            "atomic_add(a[0], 1.0);",
+            "let mut x = 1.0; atomic_add(&mut x, 1.0);",
+            "let t = shared_array::<f32>();",
+            "let t = shared_array::<f32, 0>();",
+            "let (p, q) = (1, 2, 3);",
+            "loop { break 5; }",
+            "let t = thread_idx(); let z = t.w;",
+            "unsafe { a[0] = 1.0; }",
+            "let x = a; ",
+            "a = b;",
+            "let f = f32::frobnicate(1.0);",
+            "let f = f32::sqrt();",
+            "for i in 0.. { }",
+            "for i in (0..4).step_by(1).rev() { }",
+            "let x = if true { 1 };",
+            "let x: f32 = if true { 1.0 } else { return; };",
+            "break;",
+            "let x = std::f32::consts::NOPE;",
+            "let x = 1 + ; ",
+        ] {
+            let src = format!("fn k(a: &mut [f32], b: &[i32], v: &mut View2<i32>) {{ {body} }}");
+            let outcome = std::panic::catch_unwind(|| {
+                if let Ok(item) = syn::parse_str::<syn::ItemFn>(&src) {
+                    if let Ok(mut f) = super::kernel(&item, true) {
+                        if crate::infer::infer(&mut f).is_ok() {
+                            let _ = crate::cuda::kernel_source(&f);
+                            let _ = crate::cpu::kernel_body(&f);
+                        }
+                    }
+                }
+            });
+            assert!(outcome.is_ok(), "panicked on `{body}`");
+        }
+        let e = kernel_error("fn r#match(a: &mut [f32]) {}");
+        assert!(e.contains("raw identifiers"), "{e}");
     }
 
     #[test]
