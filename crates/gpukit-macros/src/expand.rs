@@ -124,10 +124,11 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> Result<TokenStream> {
     );
     Ok(quote! {
         #(#docs)*
-        #[allow(non_camel_case_types)]
+        #[allow(non_camel_case_types, dead_code)]
         #[derive(Clone, Copy, Debug)]
         #vis struct #name;
 
+        #[allow(dead_code)]
         impl #name {
             /// Metadata: generated CUDA C++, parameters, CPU twin.
             pub const INFO: #rt::KernelInfo = #rt::KernelInfo {
@@ -196,7 +197,7 @@ pub fn device(attr: TokenStream, item: TokenStream) -> Result<TokenStream> {
         #vis #sig #body
 
         #[doc(hidden)]
-        #[allow(non_upper_case_globals)]
+        #[allow(non_upper_case_globals, dead_code)]
         #vis const #konst: #rt::DeviceFn = #rt::DeviceFn {
             name: #name_str,
             decl: #decl,
@@ -257,7 +258,7 @@ pub fn vectorize(attr: TokenStream, item: TokenStream) -> Result<TokenStream> {
         }
 
         #[doc(hidden)]
-        #[allow(non_upper_case_globals)]
+        #[allow(non_upper_case_globals, dead_code)]
         #vis const #konst: #rt::VectorizeInfo = #rt::VectorizeInfo {
             name: #name_str,
             arity: #arity,
