@@ -409,13 +409,22 @@ impl Cx<'_> {
             }
             ExprKind::Method(m, recv, args) => {
                 let rt = self.expr(recv)?;
-                if let Term::Known(Ty::Prim(p)) = &self.tys.term[self.tys.find(rt)] {
-                    if !methods::accepts(m.recv, *p) {
-                        return Err(Error::new(
-                            sp,
-                            format!("no method `{}` on `{p}` in kernel code", m.name),
-                        ));
+                let wrong = match &self.tys.term[self.tys.find(rt)] {
+                    Term::Known(Ty::Prim(p)) if !methods::accepts(m.recv, *p) => {
+                        Some(format!("`{p}`"))
                     }
+                    Term::Int if m.recv == methods::Recv::Float => Some("integers".to_string()),
+                    Term::Float if m.recv == methods::Recv::Int => Some("floats".to_string()),
+                    _ => None,
+                };
+                if let Some(on) = wrong {
+                    return Err(Error::new(
+                        sp,
+                        format!(
+                            "no method `{}` on {on} in kernel code (convert with `as`)",
+                            m.name
+                        ),
+                    ));
                 }
                 match m.recv {
                     methods::Recv::Float => self.tys.want_float(rt, recv.span)?,
@@ -725,6 +734,8 @@ mod tests {
         assert_eq!(ty_of(src, "q"), F32);
         let e = kernel_error("fn k(o: &mut [f32]) { let c = o[0].count_ones(); }");
         assert!(e.contains("no method `count_ones` on `f32`"), "{e}");
+        let e = kernel_error("fn k(o: &mut [f32]) { let x = 4; o[0] = x.sqrt(); }");
+        assert!(e.contains("no method `sqrt` on integers"), "{e}");
     }
 
     #[test]
