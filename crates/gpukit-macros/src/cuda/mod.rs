@@ -10,8 +10,81 @@ use crate::methods;
 use crate::types::Prim;
 use syn::{Error, Result};
 
-/// The helpers every generated translation unit starts with.
+/// The helpers generated code may use, in sections marked `// @section name`.
 pub const PRELUDE: &str = include_str!("prelude.cu");
+
+/// For each prelude section, the identifiers whose use in generated code needs it.
+const SECTION_USES: &[(&str, &[&str])] = &[
+    ("bounds", &["__gk_slice<", "__gk_view<"]),
+    ("unchecked", &["__gk_uslice<", "__gk_uview<"]),
+    ("opaque", &["__gk_ret<", "__gk_arg<", "__gk_not("]),
+    (
+        "int",
+        &[
+            "__gk_wadd(",
+            "__gk_wsub(",
+            "__gk_wmul(",
+            "__gk_wneg(",
+            "__gk_div(",
+            "__gk_rem(",
+            "__gk_shl(",
+            "__gk_shr(",
+            "__gk_min(",
+            "__gk_max(",
+            "__gk_abs(",
+            "__gk_pow(",
+            "__gk_count_ones(",
+            "__gk_leading_zeros(",
+            "__gk_trailing_zeros(",
+            "__gk_clamp(",
+            "__gk_signum(",
+        ],
+    ),
+    ("float_to", &["__gk_float_to_"]),
+    (
+        "float",
+        &[
+            "__gk_fract(",
+            "__gk_recip(",
+            "__gk_to_degrees(",
+            "__gk_to_radians(",
+            "__gk_log(",
+            "__gk_is_sign_positive(",
+            "__gk_powi(",
+            "__gk_clamp(",
+            "__gk_signum(",
+        ],
+    ),
+    ("atomics", &["__gk_atomic_"]),
+];
+
+/// The prelude sections `code` uses, each behind an include guard so that a kernel and its
+/// `#[device]` helpers can each bring the sections they need. Empty when none is used.
+pub fn prelude_for(code: &str) -> String {
+    let mut parts = PRELUDE.split("// @section ");
+    let header = parts.next().unwrap_or_default();
+    let mut out = String::new();
+    for part in parts {
+        let (name, body) = part.split_once('\n').unwrap_or((part, ""));
+        let name = name.trim();
+        let used = SECTION_USES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .is_some_and(|(_, uses)| uses.iter().any(|u| code.contains(u)));
+        if used {
+            let guard = format!("GPUKIT_PRELUDE_{}", name.to_uppercase());
+            out.push_str(&format!(
+                "#ifndef {guard}\n#define {guard}\n{}\n#endif\n\n",
+                body.trim()
+            ));
+        }
+    }
+    if out.is_empty() {
+        out
+    } else {
+        format!("{header}{out}")
+    }
+}
 
 /// Where `#[device]` helpers go in a kernel's source (see `gpukit::__private::full_source`).
 pub const DEVICE_FNS_MARKER: &str = "// @gpukit-device-fns";
@@ -85,7 +158,11 @@ pub fn kernel_source(f: &Func) -> Result<String> {
     g.block_stmts(&f.body)?;
     g.indent -= 1;
     g.line("}");
-    Ok(format!("{PRELUDE}\n{DEVICE_FNS_MARKER}\n\n{}", g.out))
+    Ok(format!(
+        "{}{DEVICE_FNS_MARKER}\n\n{}",
+        prelude_for(&g.out),
+        g.out
+    ))
 }
 
 /// The declaration and the definition of a `#[device]` function.
@@ -114,7 +191,10 @@ pub fn device_fn(f: &Func) -> Result<(String, String)> {
     g.block_stmts_returning(&f.body, ret.is_some())?;
     g.indent -= 1;
     g.line("}");
-    Ok((format!("{head};"), g.out))
+    Ok((
+        format!("{head};"),
+        format!("{}{}", prelude_for(&g.out), g.out),
+    ))
 }
 
 /// The complete translation unit of a `#[vectorize]` function: prelude, the function, and the
@@ -135,7 +215,7 @@ pub fn vectorize_source(f: &Func) -> Result<String> {
     params.push(format!("{}* out", ret.cuda()));
     params.push("unsigned long long n".to_string());
     Ok(format!(
-        "{PRELUDE}\n{def}\nextern \"C\" __global__ void {name}_vectorized({params}) {{\n    \
+        "{def}\nextern \"C\" __global__ void {name}_vectorized({params}) {{\n    \
          for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;\n         \
          i += (unsigned long long)blockDim.x * gridDim.x) {{\n        \
          out[i] = gk_dev_{name}({args});\n    }}\n}}\n",

@@ -1,7 +1,8 @@
-// ---- gpukit prelude: helpers that give the generated code Rust's semantics ----
-#ifndef GPUKIT_PRELUDE
-#define GPUKIT_PRELUDE
+// gpukit prelude: the helpers that give the generated code Rust's semantics. Each section is
+// guarded, so a translation unit can hold it more than once (from the kernel and its helpers).
+// Only the sections a kernel uses are included.
 
+// @section bounds
 // Bounds errors. The record has 16 slots: [0] flag, [1] array id, [2] index, [3] len, [4] axis,
 // [5..8] threadIdx, [8..11] blockIdx. The first failing thread fills it; every failing thread
 // stops (as a Rust thread would return).
@@ -26,12 +27,6 @@ template <class T> struct __gk_slice {
         return ptr[i];
     }
 };
-// The same without bounds checks (#[kernel(unchecked)]).
-template <class T> struct __gk_uslice {
-    T* ptr; unsigned long long n;
-    __device__ __forceinline__ unsigned long long len() const { return n; }
-    __device__ __forceinline__ T& operator[](unsigned long long i) const { return ptr[i]; }
-};
 // A `&View2<T>` / `&View3<T>` parameter (C order), bounds checked per axis.
 template <class T, int N> struct __gk_view {
     T* ptr; unsigned long long d[N]; unsigned long long id; unsigned long long* err;
@@ -51,6 +46,14 @@ template <class T, int N> struct __gk_view {
         return ptr[(i * d[1] + j) * d[2] + k];
     }
 };
+
+// @section unchecked
+// Arrays without bounds checks (#[kernel(unchecked)]).
+template <class T> struct __gk_uslice {
+    T* ptr; unsigned long long n;
+    __device__ __forceinline__ unsigned long long len() const { return n; }
+    __device__ __forceinline__ T& operator[](unsigned long long i) const { return ptr[i]; }
+};
 template <class T, int N> struct __gk_uview {
     T* ptr; unsigned long long d[N];
     __device__ __forceinline__ unsigned long long shape(int a) const { return d[a]; }
@@ -63,6 +66,7 @@ template <class T, int N> struct __gk_uview {
     }
 };
 
+// @section opaque
 // Types of #[device] functions declared elsewhere (their Rust signatures are not visible).
 template <int N, class... A> struct __gk_nth;
 template <class A0, class... A> struct __gk_nth<0, A0, A...> { typedef A0 type; };
@@ -79,6 +83,7 @@ template <int N, class F> using __gk_arg = typename __gk_fn<F>::template arg<N>:
 template <class T> __device__ __forceinline__ T __gk_not(T x) { return (T)~x; }
 template <> __device__ __forceinline__ bool __gk_not<bool>(bool x) { return !x; }
 
+// @section int
 // Integer arithmetic wraps as in Rust (release); division by zero gives 0.
 #define GK_INT_HELPERS(T, U, BITS, SIGNED)                                                       \
 __device__ __forceinline__ T __gk_wadd(T a, T b) { return (T)((U)a + (U)b); }                     \
@@ -113,6 +118,7 @@ GK_INT_HELPERS(unsigned int, unsigned int, 32, false)
 GK_INT_HELPERS(unsigned long long, unsigned long long, 64, false)
 #undef GK_INT_HELPERS
 
+// @section float_to
 // Float -> integer `as`: saturating, NaN -> 0 (Rust semantics; C++ leaves these undefined).
 #define GK_FLOAT_TO(NAME, T, LO, HI)                                                             \
 __device__ __forceinline__ T __gk_float_to_##NAME(float x) {                                     \
@@ -129,6 +135,7 @@ GK_FLOAT_TO(u32, unsigned int, 0u, 4294967295u)
 GK_FLOAT_TO(u64, unsigned long long, 0ull, 18446744073709551615ull)
 #undef GK_FLOAT_TO
 
+// @section float
 // Float methods that CUDA has no single function for.
 #define GK_FLOAT_HELPERS(T, SUF)                                                                 \
 __device__ __forceinline__ T __gk_fract(T x) { return x - trunc##SUF(x); }                       \
@@ -146,6 +153,7 @@ GK_FLOAT_HELPERS(float, f)
 GK_FLOAT_HELPERS(double, )
 #undef GK_FLOAT_HELPERS
 
+// @section atomics
 // Atomics with Rust's element types (CUDA lacks some of these overloads).
 __device__ __forceinline__ int __gk_atomic_add(int* p, int v) { return atomicAdd(p, v); }
 __device__ __forceinline__ unsigned int __gk_atomic_add(unsigned int* p, unsigned int v) { return atomicAdd(p, v); }
@@ -210,6 +218,3 @@ __device__ __forceinline__ float __gk_atomic_cas(float* p, float c, float v) {
 __device__ __forceinline__ double __gk_atomic_cas(double* p, double c, double v) {
     return __longlong_as_double((long long)atomicCAS((unsigned long long*)p,
         (unsigned long long)__double_as_longlong(c), (unsigned long long)__double_as_longlong(v))); }
-
-#endif // GPUKIT_PRELUDE
-// ---- end of prelude ----

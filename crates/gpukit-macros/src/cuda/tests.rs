@@ -208,7 +208,7 @@ fn device_function_definition() {
         "{def}"
     );
     assert!(def.contains("return fminf(x, 1.0f);"), "{def}");
-    nvrtc_compiles(&format!("{}\n{decl}\n{def}", super::PRELUDE));
+    nvrtc_compiles(&format!("{decl}\n{def}"));
 }
 
 #[test]
@@ -277,4 +277,29 @@ fn match_becomes_an_if_chain() {
             "codes[i] = (unsigned char)v;",
         ],
     );
+}
+
+#[test]
+fn prelude_holds_only_the_sections_used_each_once() {
+    let simple = kernel_cuda("fn k(a: &mut [f32]) { let i = grid(1); a[i] = a[i] * 2.0; }");
+    assert!(simple.contains("#ifndef GPUKIT_PRELUDE_BOUNDS"), "{simple}");
+    for absent in [
+        "GPUKIT_PRELUDE_INT",
+        "GPUKIT_PRELUDE_ATOMICS",
+        "GPUKIT_PRELUDE_FLOAT",
+        "GPUKIT_PRELUDE_UNCHECKED",
+        "GPUKIT_PRELUDE_OPAQUE",
+    ] {
+        assert!(!simple.contains(absent), "{absent} in {simple}");
+    }
+    // A kernel and a helper that both need the integer helpers: guarded, so they compile together.
+    let kernel = kernel_cuda("fn k(a: &mut [i32]) { let i = grid(1); a[i] = half(a[i]) / 3; }");
+    let item: syn::ItemFn = syn::parse_str("fn half(x: i32) -> i32 { x / 2 }").unwrap();
+    let mut f = crate::parse::device(&item).unwrap();
+    crate::infer::infer(&mut f).unwrap();
+    let (decl, def) = super::device_fn(&f).unwrap();
+    assert!(
+        def.contains("#ifndef GPUKIT_PRELUDE_INT") && kernel.contains("#ifndef GPUKIT_PRELUDE_INT")
+    );
+    nvrtc_compiles(&kernel.replace(super::DEVICE_FNS_MARKER, &format!("{decl}\n{def}")));
 }
