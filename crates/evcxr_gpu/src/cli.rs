@@ -217,18 +217,12 @@ mod tests {
         );
         assert_eq!(parse(&a(&["warm"])).unwrap(), Command::Warm);
         assert_eq!(parse(&a(&["--version"])).unwrap(), Command::Version);
-        let Command::Install {
-            kernels_dir,
-            gpukit,
-            ..
-        } = parse(&a(&["install", "--kernels-dir", "/k", "--gpukit", "/g"])).unwrap()
+        let Command::Install { kernels_dir, .. } =
+            parse(&a(&["install", "--kernels-dir", "/k"])).unwrap()
         else {
             panic!("not install")
         };
-        assert_eq!(
-            (kernels_dir, gpukit),
-            (PathBuf::from("/k"), "/g".to_string())
-        );
+        assert_eq!(kernels_dir, PathBuf::from("/k"));
     }
 
     #[test]

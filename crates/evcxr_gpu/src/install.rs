@@ -84,12 +84,6 @@ mod tests {
         assert!(dest.join("kernel.json").is_file() && dest.join("logo-32x32.png").is_file());
         // Idempotent.
         install(&dir.path().join("kernels"), &tpl, &bin).unwrap();
-        assert!(install(
-            &dir.path().join("k"),
-            &tpl,
-            &dir.path().join("missing"),
-            "/g"
-        )
-        .is_err());
+        assert!(install(&dir.path().join("k"), &tpl, &dir.path().join("missing")).is_err());
     }
 }
