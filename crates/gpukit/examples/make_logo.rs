@@ -33,9 +33,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let out = std::env::args_os()
         .nth(1)
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../notebooks/images/logo.png")
-        });
+        .unwrap_or_else(default_output);
     let mut rgb = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
     {
         let root = BitMapBackend::with_buffer(&mut rgb, (WIDTH, HEIGHT)).into_drawing_area();
@@ -49,6 +47,17 @@ fn main() -> Result<(), Box<dyn Error>> {
     img.save(&out)?;
     println!("wrote {} ({WIDTH}x{HEIGHT})", out.display());
     Ok(())
+}
+
+/// `notebooks/images/logo.png` in the repository (two levels above this crate).
+fn default_output() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let root = manifest
+        .ancestors()
+        .nth(2)
+        .unwrap_or(&manifest)
+        .to_path_buf();
+    root.join("notebooks").join("images").join("logo.png")
 }
 
 /// Draws the whole logo on `root`.
