@@ -184,6 +184,31 @@ impl<'a> Twin<'a> {
                 let (off, len, id) = (sh.offset, sh.len as usize, sh.array_id);
                 quote!(let #name: #rt::SliceMut<#e> = __t.shared::<#e>(#off, #len, #id);)
             }
+            Stmt::LocalArray(k) => {
+                let la = &self.f.locals[*k];
+                let var = &self.f.vars[la.var];
+                let name = self.ident(la.var, var.name.span());
+                let m = var.mutable.then(|| quote!(mut));
+                let n = la.len as usize;
+                let elem = self.f.tys.prim_of(la.elem).map(prim_ty);
+                let value = match &la.init {
+                    ArrayInit::Repeat(v) => {
+                        let v = self.expr(v)?;
+                        quote!([#v; #n])
+                    }
+                    ArrayInit::List(vs) => {
+                        let vs = vs
+                            .iter()
+                            .map(|v| self.expr(v))
+                            .collect::<Result<Vec<_>>>()?;
+                        quote!([#(#vs),*])
+                    }
+                };
+                match elem {
+                    Some(t) => quote!(let #m #name: [#t; #n] = #value;),
+                    None => quote!(let #m #name = #value;),
+                }
+            }
             Stmt::Expr(e) => {
                 let e = self.expr(e)?;
                 quote!(#e;)
@@ -276,10 +301,37 @@ impl<'a> Twin<'a> {
         }
     }
 
+    /// The local array behind `arr`, if it is one.
+    fn local(&self, arr: VarId) -> Option<&LocalArray> {
+        match self.f.tys.get(self.f.vars[arr].ty) {
+            Ty::Local(k) => Some(&self.f.locals[k]),
+            _ => None,
+        }
+    }
+
+    /// Reports an out-of-bounds index of a local array and ends the thread.
+    fn local_oob(la: &LocalArray) -> TokenStream {
+        let (id, n) = (la.array_id, la.len as usize);
+        quote!({ __t.report_oob(#id, __i, #n, 0); return })
+    }
+
     /// A `*mut T` to an element, ending the thread if the index is out of bounds.
     fn element_ptr(&self, arr: VarId, ix: &[Expr]) -> Result<TokenStream> {
         let name = self.ident(arr, Span::call_site());
         let idx = self.index_arg(arr, ix)?;
+        if let Some(la) = self.local(arr) {
+            let oob = Self::local_oob(la);
+            let t = self
+                .f
+                .tys
+                .prim_of(la.elem)
+                .map_or_else(|| quote!(_), prim_ty);
+            return Ok(if self.checked {
+                quote!({ let __i: usize = #idx; match #name.get_mut(__i) { ::core::option::Option::Some(__e) => __e as *mut #t, ::core::option::Option::None => #oob } })
+            } else {
+                quote!(unsafe { #name.get_unchecked_mut(#idx) as *mut #t })
+            });
+        }
         Ok(if self.checked {
             quote!(match #name.ptr(#idx, __t) { ::core::option::Option::Some(__p) => __p, ::core::option::Option::None => return })
         } else {
@@ -344,6 +396,14 @@ impl<'a> Twin<'a> {
             ExprKind::Index(arr, ix) => {
                 let name = self.ident(*arr, Span::call_site());
                 let idx = self.index_arg(*arr, ix)?;
+                if let Some(la) = self.local(*arr) {
+                    let oob = Self::local_oob(la);
+                    return Ok(if self.checked {
+                        quote_spanned!(sp=> ({ let __i: usize = #idx; match #name.get(__i) { ::core::option::Option::Some(__e) => *__e, ::core::option::Option::None => #oob } }))
+                    } else {
+                        quote_spanned!(sp=> (unsafe { *#name.get_unchecked(#idx) }))
+                    });
+                }
                 if self.checked {
                     quote_spanned!(sp=> (match #name.get(#idx, __t) { ::core::option::Option::Some(__x) => __x, ::core::option::Option::None => return }))
                 } else {

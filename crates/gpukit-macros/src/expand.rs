@@ -68,9 +68,18 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> Result<TokenStream> {
         let dtype = format_ident!("{}", elem.dtype().expect("parameter types have a dtype"));
         params.push(quote!(#rt::ParamInfo { name: #pname, kind: #rt::ParamKind::#kind, dtype: #rt::DType::#dtype, ndim: #ndim }));
     }
-    for s in &f.shared {
-        array_names.push(f.vars[s.var].name.to_string());
-    }
+    let mut extra: Vec<(usize, String)> = f
+        .shared
+        .iter()
+        .map(|s| (s.array_id, f.vars[s.var].name.to_string()))
+        .chain(
+            f.locals
+                .iter()
+                .map(|l| (l.array_id, f.vars[l.var].name.to_string())),
+        )
+        .collect();
+    extra.sort();
+    array_names.extend(extra.into_iter().map(|(_, n)| n));
     let shared_bytes = f
         .shared
         .iter()

@@ -36,6 +36,8 @@ pub enum Ty {
         ndim: usize,
         mutable: bool,
     },
+    /// A per-thread local array (index into `Func::locals`).
+    Local(usize),
     /// A type only the `#[device]` function's signature knows.
     Opaque(Opaque),
 }
@@ -213,6 +215,7 @@ pub fn describe_ty(ty: &Ty) -> String {
             ndim,
             mutable,
         } => format!("&{}View{ndim}<{elem}>", if *mutable { "mut " } else { "" }),
+        Ty::Local(_) => "[_; N]".into(),
         Ty::Opaque(Opaque::Ret(f)) => format!("<result of {f}>"),
         Ty::Opaque(Opaque::Param(f, n)) => format!("<parameter {n} of {f}>"),
     }
@@ -224,6 +227,7 @@ pub fn infer(f: &mut Func) -> syn::Result<()> {
         tys: std::mem::take(&mut f.tys),
         vars: &f.vars,
         callees: &f.callees,
+        locals: &f.locals,
         ret: match f.kind {
             FuncKind::Kernel { .. } => None,
             FuncKind::Device { ret } => ret,
@@ -245,6 +249,7 @@ struct Cx<'a> {
     tys: Tys,
     vars: &'a [Var],
     callees: &'a [Callee],
+    locals: &'a [LocalArray],
     ret: Option<Prim>,
 }
 
@@ -293,6 +298,20 @@ impl Cx<'_> {
                 self.tys.unify(self.vars[*var].ty, t, value.span)
             }
             Stmt::Shared(_) | Stmt::Break | Stmt::Continue => Ok(()),
+            Stmt::LocalArray(k) => {
+                let la = &self.locals[*k];
+                let elem = la.elem;
+                match &la.init {
+                    ArrayInit::Repeat(v) => {
+                        let t = self.expr(v)?;
+                        self.tys.unify(elem, t, v.span)
+                    }
+                    ArrayInit::List(vs) => vs.iter().try_for_each(|v| {
+                        let t = self.expr(v)?;
+                        self.tys.unify(elem, t, v.span)
+                    }),
+                }
+            }
             Stmt::Seq(ss) => ss.iter().try_for_each(|s| self.stmt(s)),
             Stmt::Expr(e) => self.expr(e).map(|_| ()),
             Stmt::Assign {
@@ -401,11 +420,13 @@ impl Cx<'_> {
                     let it = self.expr(i)?;
                     self.tys.want(it, Prim::Usize, i.span)?;
                 }
-                let elem = match self.tys.get(self.vars[*v].ty) {
-                    Ty::Slice { elem, .. } | Ty::View { elem, .. } => elem,
-                    _ => unreachable_index(sp)?,
-                };
-                self.tys.want(t, elem, sp)?;
+                match self.tys.get(self.vars[*v].ty) {
+                    Ty::Slice { elem, .. } | Ty::View { elem, .. } => self.tys.want(t, elem, sp)?,
+                    Ty::Local(k) => self.tys.unify(t, self.locals[k].elem, sp)?,
+                    _ => {
+                        unreachable_index(sp)?;
+                    }
+                }
             }
             ExprKind::Method(m, recv, args) => {
                 let rt = self.expr(recv)?;
@@ -510,7 +531,7 @@ impl Cx<'_> {
 fn unreachable_index(span: Span) -> syn::Result<Prim> {
     Err(Error::new(
         span,
-        "only array parameters and shared arrays can be indexed",
+        "only array parameters, shared arrays and local arrays can be indexed",
     ))
 }
 
@@ -535,6 +556,19 @@ mod check {
         for s in ss {
             match s {
                 Stmt::Seq(inner) => stmts(f, inner)?,
+                Stmt::LocalArray(k) => {
+                    let la = &f.locals[*k];
+                    match &la.init {
+                        ArrayInit::Repeat(v) => expr(f, v)?,
+                        ArrayInit::List(vs) => vs.iter().try_for_each(|v| expr(f, v))?,
+                    }
+                    if f.tys.prim_of(la.elem).is_none() {
+                        return Err(Error::new(
+                            f.vars[la.var].name.span(),
+                            "local arrays hold numbers or bools",
+                        ));
+                    }
+                }
                 Stmt::Let { init: Some(e), .. } | Stmt::Expr(e) => expr(f, e)?,
                 Stmt::Const { value, .. } => expr(f, value)?,
                 Stmt::Assign {

@@ -38,6 +38,8 @@ pub struct Func {
     pub tys: Tys,
     /// Shared arrays in declaration order (their array ids follow the array parameters).
     pub shared: Vec<SharedArray>,
+    /// Per-thread local arrays (`let mut w = [0.0f32; 9];`), in declaration order.
+    pub locals: Vec<LocalArray>,
     /// `#[device]` functions called, each once, as written (path) with their CUDA name.
     pub callees: Vec<Callee>,
     /// Whether the body calls `sync_threads()`.
@@ -92,6 +94,28 @@ pub struct SharedArray {
     pub offset: usize,
 }
 
+/// A per-thread array: `[v; N]` or `[a, b, c]`.
+pub struct LocalArray {
+    /// The binding.
+    pub var: VarId,
+    /// Element type variable.
+    pub elem: TyId,
+    /// Number of elements.
+    pub len: u64,
+    /// Array id in bounds errors.
+    pub array_id: usize,
+    /// How the elements start.
+    pub init: ArrayInit,
+}
+
+/// The initial elements of a local array.
+pub enum ArrayInit {
+    /// `[v; N]`.
+    Repeat(Expr),
+    /// `[a, b, c]`.
+    List(Vec<Expr>),
+}
+
 /// A variable: parameter, local, loop variable, constant or shared array.
 pub struct Var {
     /// Name as written in Rust.
@@ -129,6 +153,8 @@ pub enum Stmt {
     },
     /// `let tile = shared_array::<T, N>();` (index into [`Func::shared`]).
     Shared(usize),
+    /// `let mut w = [0.0f32; 9];` (index into [`Func::locals`]).
+    LocalArray(usize),
     /// Statements in the enclosing scope (what `let (a, b) = (x, y);` becomes).
     Seq(Vec<Stmt>),
     /// An expression evaluated for its effects (`if`, a block, `atomic_add(..)`, `sync_threads()`).

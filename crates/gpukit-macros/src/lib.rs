@@ -48,6 +48,9 @@
 //!   rest. It becomes an `if` chain (a `?:` chain when every arm is an expression).
 //! * `for i in a..b`, `a..=b`, `(a..b).step_by(s)`, `(a..b).rev()`; `while`, `loop`, `break`,
 //!   `continue` (no labels), early `return`.
+//! * Per-thread local arrays: `let mut w = [0.0f32; 9];`, `let k = [0.25, 0.5, 0.25];` (the
+//!   element type is inferred from use; the length is a literal or a body `const`; 2048
+//!   elements per kernel at most), indexed and bounds checked like parameters.
 //! * Blocks `{ .. }`, parentheses, constants such as `f32::MAX`, `i32::MIN`, `f64::INFINITY`,
 //!   `f32::NAN`, `f32::EPSILON` and `std::f32::consts::PI` (all of `consts`).
 //!
@@ -135,8 +138,8 @@
 //!   `match` on anything but integers and bools: they have no direct CUDA C++ form; use index
 //!   loops and `if`/`else`.
 //! * References and dereferences (except `&mut a[i]` as an atomic's target), struct literals,
-//!   tuples (except `let` destructuring), arrays, slicing `a[i..j]`: kernel data lives in the
-//!   parameters and in shared arrays.
+//!   tuples (except `let` destructuring), array literals other than a local array's `let`,
+//!   slicing `a[i..j]`: kernel data lives in the parameters, shared arrays and local arrays.
 //! * `String`, `Vec`, `Box`, string literals, anything from the heap: a GPU thread has no
 //!   allocator.
 //! * Macros (`println!`, `assert!`, ...): they expand to code the translator cannot see.

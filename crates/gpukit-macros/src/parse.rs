@@ -11,6 +11,9 @@ use std::collections::HashMap;
 use syn::spanned::Spanned;
 use syn::{Error, Result};
 
+/// Elements of all local arrays of one kernel (they live on each thread's stack).
+const MAX_LOCAL_ELEMS: u64 = 2048;
+
 /// Static shared memory a CUDA block may declare.
 const MAX_SHARED_BYTES: usize = 48 * 1024;
 
@@ -273,6 +276,8 @@ struct Parser {
     names: Namer,
     shared: Vec<SharedArray>,
     shared_bytes: usize,
+    locals: Vec<LocalArray>,
+    local_elems: u64,
     callees: Vec<Callee>,
     uses_barrier: bool,
     array_count: usize,
@@ -291,6 +296,8 @@ impl Parser {
             names: Namer::default(),
             shared: Vec::new(),
             shared_bytes: 0,
+            locals: Vec::new(),
+            local_elems: 0,
             callees: Vec::new(),
             uses_barrier: false,
             array_count: 0,
@@ -309,6 +316,7 @@ impl Parser {
             vars: self.vars,
             tys: self.tys,
             shared: self.shared,
+            locals: self.locals,
             callees: self.callees,
             uses_barrier: self.uses_barrier,
         }
@@ -445,6 +453,15 @@ impl Parser {
 
     fn local(&mut self, l: &syn::Local) -> Result<Stmt> {
         let span = l.span();
+        let array_init = l
+            .init
+            .as_ref()
+            .is_some_and(|i| matches!(&*i.expr, syn::Expr::Repeat(_) | syn::Expr::Array(_)));
+        let array_annot =
+            matches!(&l.pat, syn::Pat::Type(pt) if matches!(&*pt.ty, syn::Type::Array(_)));
+        if array_init || array_annot {
+            return self.local_array(l);
+        }
         let (pat, annot) = match &l.pat {
             syn::Pat::Type(pt) => {
                 let prim = prim_of_type(&pt.ty).ok_or_else(|| {
@@ -478,7 +495,7 @@ impl Parser {
             if let ExprKind::Var(v) = e.kind {
                 if matches!(
                     self.tys.get(self.vars[v].ty),
-                    Ty::Slice { .. } | Ty::View { .. }
+                    Ty::Slice { .. } | Ty::View { .. } | Ty::Local(_)
                 ) {
                     return Err(Error::new(
                         e.span,
@@ -533,6 +550,128 @@ impl Parser {
             }
         };
         Ok(Stmt::Let { pat, init, span })
+    }
+
+    /// The next array id (array parameters, then shared and local arrays in declaration order).
+    fn next_array_id(&self) -> usize {
+        self.array_count + self.shared.len() + self.locals.len()
+    }
+
+    /// `let mut w = [0.0f32; 9];`, `let w: [f32; 3] = [1.0, 2.0, 1.0];`: a per-thread array.
+    fn local_array(&mut self, l: &syn::Local) -> Result<Stmt> {
+        let span = l.span();
+        if self.mode != Mode::Kernel {
+            return Err(Error::new_spanned(
+                l,
+                "local arrays exist only in #[kernel] functions",
+            ));
+        }
+        let (pat, annot) = match &l.pat {
+            syn::Pat::Type(pt) => match &*pt.ty {
+                syn::Type::Array(a) => {
+                    let elem = prim_of_type(&a.elem).ok_or_else(|| {
+                        Error::new_spanned(&a.elem, "local arrays hold numbers or bools")
+                    })?;
+                    (&*pt.pat, Some((elem, self.array_len(&a.len)?)))
+                }
+                other => return Err(Error::new_spanned(other, "expected an array type `[T; N]`")),
+            },
+            other => (other, None),
+        };
+        let syn::Pat::Ident(pi) = pat else {
+            return Err(Error::new_spanned(
+                pat,
+                "bind a local array to a name: `let mut w = [0.0f32; 9];`",
+            ));
+        };
+        if pi.by_ref.is_some() || pi.subpat.is_some() {
+            return Err(Error::new_spanned(
+                pat,
+                "bind a local array to a plain name",
+            ));
+        }
+        let Some(init) = &l.init else {
+            return Err(Error::new_spanned(
+                l,
+                "initialize local arrays: `let mut w = [0.0f32; 9];`",
+            ));
+        };
+        if let Some((_, d)) = &init.diverge {
+            return Err(Error::new_spanned(
+                d,
+                "`let ... else` is not supported in kernel code",
+            ));
+        }
+        let (init, len) = match &*init.expr {
+            syn::Expr::Repeat(r) => (
+                ArrayInit::Repeat(self.expr(&r.expr)?),
+                self.array_len(&r.len)?,
+            ),
+            syn::Expr::Array(a) => {
+                let vs: Vec<Expr> = a
+                    .elems
+                    .iter()
+                    .map(|e| self.expr(e))
+                    .collect::<Result<_>>()?;
+                let n = vs.len() as u64;
+                (ArrayInit::List(vs), n)
+            }
+            other => {
+                return Err(Error::new_spanned(
+                    other,
+                    "initialize local arrays with `[v; N]` or `[a, b, c]`",
+                ))
+            }
+        };
+        if len == 0 {
+            return Err(Error::new(span, "a local array needs at least one element"));
+        }
+        let elem = match annot {
+            Some((p, n)) => {
+                if n != len {
+                    return Err(Error::new(
+                        span,
+                        format!("the type says {n} elements, the value has {len}"),
+                    ));
+                }
+                self.tys.prim(p)
+            }
+            None => self.tys.any(),
+        };
+        self.local_elems = self.local_elems.saturating_add(len);
+        if self.local_elems > MAX_LOCAL_ELEMS {
+            return Err(Error::new(
+                span,
+                format!("local arrays of a kernel hold at most {MAX_LOCAL_ELEMS} elements in all (use shared_array or an array parameter)"),
+            ));
+        }
+        let k = self.locals.len();
+        let t = self.tys.known(Ty::Local(k));
+        let array_id = self.next_array_id();
+        let var = self.declare(&pi.ident, t, pi.mutability.is_some());
+        self.locals.push(LocalArray {
+            var,
+            elem,
+            len,
+            array_id,
+            init,
+        });
+        Ok(Stmt::LocalArray(k))
+    }
+
+    /// An array length: an integer literal or a `const` of the body.
+    fn array_len(&self, e: &syn::Expr) -> Result<u64> {
+        match e {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(i),
+                ..
+            }) => i.base10_parse::<u64>(),
+            syn::Expr::Path(p) => self.const_len(&p.path),
+            other => Err(Error::new_spanned(
+                other,
+                "an array length is an integer literal or a `const` declared in the kernel",
+            )),
+        }
     }
 
     /// `let (a, b) = (x, y);`: every value is computed before any name is bound, as in Rust.
@@ -727,7 +866,7 @@ impl Parser {
             mutable: true,
         });
         let var = self.declare(&pi.ident, t, false);
-        let array_id = self.array_count + self.shared.len();
+        let array_id = self.next_array_id();
         self.shared.push(SharedArray {
             var,
             elem,
@@ -901,7 +1040,7 @@ impl Parser {
                 if let ExprKind::Var(v) = x.kind {
                     if matches!(
                         self.tys.get(self.vars[v].ty),
-                        Ty::Slice { .. } | Ty::View { .. }
+                        Ty::Slice { .. } | Ty::View { .. } | Ty::Local(_)
                     ) {
                         return Err(Error::new_spanned(
                             e,
@@ -924,6 +1063,17 @@ impl Parser {
                         return Err(Error::new_spanned(&ix.expr,
                             format!(
                                 "cannot write to `{}`: it is a read-only parameter; declare it `&mut`",
+                                self.vars[v].name
+                            ),
+                        ));
+                    }
+                    if matches!(self.tys.get(self.vars[v].ty), Ty::Local(_))
+                        && !self.vars[v].mutable
+                    {
+                        return Err(Error::new_spanned(
+                            &ix.expr,
+                            format!(
+                                "cannot write to `{}`: declare it `let mut`",
                                 self.vars[v].name
                             ),
                         ));
@@ -1032,7 +1182,7 @@ impl Parser {
             syn::Expr::Tuple(_) => Err(Error::new_spanned(e, "tuples are not supported in kernel code (except `let (x, y) = grid2();`)")),
             syn::Expr::Array(_) | syn::Expr::Repeat(_) => Err(Error::new_spanned(
                 e,
-                "array literals are not supported in kernel code: use `shared_array::<T, N>()` for per-block scratch memory",
+                "array literals are local arrays, written as the whole value of a `let`: `let mut w = [0.0f32; 9];` (per-block memory is `shared_array::<T, N>()`)",
             )),
             syn::Expr::Match(m) => self.match_expr(m),
             syn::Expr::Range(_) => Err(Error::new_spanned(e, "ranges are only supported as the iterator of a `for` loop")),
@@ -1198,17 +1348,17 @@ impl Parser {
         let Some(v) = base else {
             return Err(Error::new_spanned(
                 &ix.expr,
-                "only array parameters and shared arrays (by name) can be indexed",
+                "only array parameters, shared arrays and local arrays (by name) can be indexed",
             ));
         };
         let ndim = match self.tys.get(self.vars[v].ty) {
-            Ty::Slice { .. } => 1,
+            Ty::Slice { .. } | Ty::Local(_) => 1,
             Ty::View { ndim, .. } => ndim,
             _ => {
                 return Err(Error::new_spanned(
                     &ix.expr,
                     format!(
-                    "`{}` is not an array: only array parameters and shared arrays can be indexed",
+                    "`{}` is not an array: only array parameters, shared arrays and local arrays can be indexed",
                     self.vars[v].name
                 ),
                 ))
@@ -1276,7 +1426,9 @@ impl Parser {
                 let vty = self.tys.get(self.vars[v].ty);
                 let t = self.tys.prim(Prim::Usize);
                 match (name.as_str(), vty) {
-                    ("len", Ty::Slice { .. } | Ty::View { .. }) if m.args.is_empty() => {
+                    ("len", Ty::Slice { .. } | Ty::View { .. } | Ty::Local(_))
+                        if m.args.is_empty() =>
+                    {
                         return Ok(self.mk(ExprKind::Len(v), t, span))
                     }
                     ("shape", Ty::View { ndim, .. }) if m.args.len() == 1 => {
@@ -1573,7 +1725,18 @@ impl Parser {
         }
         let place = match &c.args[0] {
             syn::Expr::Reference(r) if r.mutability.is_some() => match &*r.expr {
-                syn::Expr::Index(_) => self.place(&r.expr)?,
+                syn::Expr::Index(_) => {
+                    let place = self.place(&r.expr)?;
+                    if let ExprKind::Index(v, _) = place.kind {
+                        if matches!(self.tys.get(self.vars[v].ty), Ty::Local(_)) {
+                            return Err(Error::new_spanned(
+                                &r.expr,
+                                "atomics work on array parameters and shared arrays; a local array belongs to one thread",
+                            ));
+                        }
+                    }
+                    place
+                }
                 other => {
                     return Err(Error::new_spanned(
                         other,
@@ -2121,7 +2284,7 @@ mod tests {
         ("fn k(a: &mut [f32]) -> f32 { 1.0 }", "a kernel returns nothing"),
         ("fn k<T>(a: &mut [T]) { }", "cannot be generic"),
         ("fn double(a: &mut [f32]) { }", "reserved word"),
-        ("fn k(a: &mut [f32]) { a[0] = a[1..2][0]; }", "only array parameters and shared arrays"),
+        ("fn k(a: &mut [f32]) { a[0] = a[1..2][0]; }", "only array parameters, shared arrays and local arrays"),
         ("fn k(a: &mut [f32]) { let s = \"x\"; }", "strings are not supported"),
         ("fn k(a: &mut [f32]) { for x in a { } }", "for loops iterate over integer ranges"),
         ("fn k(a: &mut [f32]) { 'outer: loop { break 'outer; } }", "loop labels are not supported"),

@@ -177,6 +177,43 @@ fn classify(v: &[i64], codes: &mut [u8], bumped: &mut [i64]) {
     }
 }
 
+/// Per-thread local arrays: a digit histogram and a weights table typed by its use.
+#[kernel]
+fn local_arrays(x: &[u32], best: &mut [u32], smooth: &mut [f32]) {
+    let i = grid(1);
+    if i < x.len() {
+        let mut digits = [0u32; 10];
+        let mut v = x[i];
+        while v > 0 {
+            digits[(v % 10) as usize] += 1;
+            v /= 10;
+        }
+        let mut top = 0;
+        for d in 0..10 {
+            if digits[d] > digits[top] {
+                top = d;
+            }
+        }
+        best[i] = top as u32 * 100 + digits[top];
+        let w = [0.25, 0.5, 0.25];
+        let mut s = 0.0;
+        for k in 0..w.len() {
+            s += w[k] * x[(i + k) % x.len()] as f32;
+        }
+        smooth[i] = s;
+    }
+}
+
+/// A local array indexed past its end.
+#[kernel]
+fn local_oob(out: &mut [f32], reach: usize) {
+    let i = grid(1);
+    if i < out.len() {
+        let w = [1.0f32; 4];
+        out[i] = w[i + reach];
+    }
+}
+
 /// A grid-stride loop: any grid covers any length.
 #[kernel]
 fn grid_stride(x: &mut [f64]) {
@@ -405,6 +442,13 @@ fn run_classify(dev: &Device, v: &[i64]) -> (Vec<u8>, Vec<i64>) {
     let (mut c, mut b) = (zeros(v.len(), dev), zeros(v.len(), dev));
     launch!(classify[blocks(v.len(), 64), 64](&va, &mut c, &mut b)).unwrap();
     (c.to_vec().unwrap(), b.to_vec().unwrap())
+}
+
+fn run_local_arrays(dev: &Device, x: &[u32]) -> (Vec<u32>, Vec<f32>) {
+    let xa = on(x.to_vec(), dev);
+    let (mut b, mut s) = (zeros(x.len(), dev), zeros(x.len(), dev));
+    launch!(local_arrays[blocks(x.len(), 64), 64](&xa, &mut b, &mut s)).unwrap();
+    (b.to_vec().unwrap(), s.to_vec().unwrap())
 }
 
 fn run_grid_stride(dev: &Device, x: &[f64]) -> Vec<f64> {
@@ -711,6 +755,49 @@ fn cpu_match() {
 }
 
 #[test]
+fn cpu_local_arrays() {
+    let x: Vec<u32> = (0..3000u32)
+        .map(|i| i.wrapping_mul(2654435761) >> 7)
+        .collect();
+    let (best, smooth) = run_local_arrays(&cpu(), &x);
+    for (i, &v0) in x.iter().enumerate() {
+        let mut digits = [0u32; 10];
+        let mut v = v0;
+        while v > 0 {
+            digits[(v % 10) as usize] += 1;
+            v /= 10;
+        }
+        let mut top = 0;
+        for d in 0..10 {
+            if digits[d] > digits[top] {
+                top = d;
+            }
+        }
+        assert_eq!(best[i], top as u32 * 100 + digits[top], "x = {v0}");
+        let w = [0.25f32, 0.5, 0.25];
+        let mut s = 0.0f32;
+        for (k, wk) in w.iter().enumerate() {
+            s += wk * x[(i + k) % x.len()] as f32;
+        }
+        assert_eq!(smooth[i], s);
+    }
+    let mut out = zeros::<f32>(8, &cpu());
+    launch!(local_oob[1, 8](&mut out, 0)).unwrap_err();
+    let mut out = zeros::<f32>(4, &cpu());
+    launch!(local_oob[1, 8](&mut out, 0)).unwrap();
+    match launch!(local_oob[1, 8](&mut out, 2)).unwrap_err() {
+        Error::IndexOutOfBounds(oob) => {
+            assert_eq!(
+                (oob.kernel.as_str(), oob.array.as_str(), oob.len),
+                ("local_oob", "w", 4)
+            );
+            assert!(oob.index >= 4 && oob.index < 6, "{oob}");
+        }
+        other => panic!("expected an out-of-bounds error, got {other}"),
+    }
+}
+
+#[test]
 fn cpu_grid_stride_covers_everything() {
     let x: Vec<f64> = (0..1000).map(f64::from).collect();
     let out = run_grid_stride(&cpu(), &x);
@@ -912,6 +999,11 @@ fn gpu_matches_cpu_elementwise() {
         let (gc, cc) = (run_casts(&g, &f), run_casts(&cpu(), &f));
         assert_eq!((gc.1, gc.2, gc.4), (cc.1, cc.2, cc.4), "casts n={n}");
         let n32: Vec<u32> = (0..n).map(|_| r.random_range(0..1000)).collect();
+        let (lb, ls) = (run_local_arrays(&g, &n32), run_local_arrays(&cpu(), &n32));
+        assert_eq!(lb.0, ls.0, "local_arrays n={n}");
+        for i in 0..n {
+            assert!(close32(lb.1[i], ls.1[i], 1e-6), "local_arrays n={n} i={i}");
+        }
         let signed: Vec<i64> = (0..n).map(|_| r.random_range(-5000..5000)).collect();
         assert_eq!(
             run_classify(&g, &signed),
@@ -1063,6 +1155,8 @@ fn every_kernel_compiles_with_nvrtc() {
         &math::INFO,
         &control::INFO,
         &classify::INFO,
+        &local_arrays::INFO,
+        &local_oob::INFO,
         &grid_stride::INFO,
         &to_gray::INFO,
         &index_sum::INFO,

@@ -438,6 +438,7 @@ impl<'a> Gen<'a> {
                 }
                 Ok(())
             }
+            Stmt::LocalArray(k) => self.local_array(*k),
             Stmt::Expr(e) => self.expr_stmt(e),
             Stmt::Seq(ss) => ss.iter().try_for_each(|s| self.stmt(s)),
             Stmt::Assign {
@@ -463,6 +464,41 @@ impl<'a> Gen<'a> {
             }
             Stmt::Return(Some(e), _) => self.emit_into(&Target::Return, e),
         }
+    }
+
+    fn local_array(&mut self, k: usize) -> Result<()> {
+        let la = &self.f.locals[k];
+        let var = &self.f.vars[la.var];
+        let name = var.cuda.clone();
+        let t = self.ty(la.elem, var.name.span())?;
+        let n = la.len;
+        match &la.init {
+            ArrayInit::List(vs) => {
+                let items = vs
+                    .iter()
+                    .map(|v| self.expr(v).map(|(s, _)| s))
+                    .collect::<Result<Vec<_>>>()?;
+                self.line(&format!("{t} {name}__mem[{n}] = {{{}}};", items.join(", ")));
+            }
+            ArrayInit::Repeat(v) => {
+                let (s, _) = self.expr(v)?;
+                self.line(&format!("{t} {name}__mem[{n}];"));
+                self.line(&format!(
+                    "for (unsigned long long {name}__k = 0; {name}__k < {n}; {name}__k++) {name}__mem[{name}__k] = {s};"
+                ));
+            }
+        }
+        if matches!(self.f.kind, FuncKind::Kernel { checked: true }) {
+            self.line(&format!(
+                "const __gk_slice<{t}> {name}{{{name}__mem, {n}, {}, __gk_err}};",
+                la.array_id
+            ));
+        } else {
+            self.line(&format!(
+                "const __gk_uslice<{t}> {name}{{{name}__mem, {n}}};"
+            ));
+        }
+        Ok(())
     }
 
     fn let_stmt(

@@ -303,3 +303,30 @@ fn prelude_holds_only_the_sections_used_each_once() {
     );
     nvrtc_compiles(&kernel.replace(super::DEVICE_FNS_MARKER, &format!("{decl}\n{def}")));
 }
+
+#[test]
+fn local_arrays() {
+    let b = check(
+        "fn k(x: &[u32], out: &mut [f32]) { let i = grid(1); let mut d = [0u32; 10]; d[(x[i] % 10) as usize] += 1; let w = [0.25, 0.5, 0.25]; let mut s = 0.0; for k in 0..w.len() { s += w[k] * d[k] as f32; } out[i] = s; }",
+        &[
+            "unsigned int d__mem[10];",
+            "for (unsigned long long d__k = 0; d__k < 10; d__k++) d__mem[d__k] = 0u;",
+            "const __gk_slice<unsigned int> d{d__mem, 10, 2, __gk_err};",
+            "float w__mem[3] = {0.25f, 0.5f, 0.25f};",
+            "const __gk_slice<float> w{w__mem, 3, 3, __gk_err};",
+            "s += w[k] * (float)d[k];",
+        ],
+    );
+    assert!(!b.contains("double"), "{b}");
+    let f = kernel_ir(
+        "fn k(out: &mut [f32]) { let w = [1.0f32; 4]; out[0] = w[3]; }",
+        false,
+    )
+    .unwrap();
+    let src = super::kernel_source(&f).unwrap();
+    assert!(
+        src.contains("const __gk_uslice<float> w{w__mem, 4};"),
+        "{src}"
+    );
+    nvrtc_compiles(&src);
+}
