@@ -2195,6 +2195,13 @@ mod tests {
             "break;",
             "let x = std::f32::consts::NOPE;",
             "let x = 1 + ; ",
+            "let w: [f32; 3] = [1.0; 4];",
+            "let w = [];",
+            "let w = [a];",
+            "let w = [0; 5000];",
+            "let mut w = [0; N];",
+            "let w: [f32; 2]; ",
+            "let mut w = [0.0; 3]; let z = w; a[0] = w[5];",
         ] {
             let src = format!("fn k(a: &mut [f32], b: &[i32], v: &mut View2<i32>) {{ {body} }}");
             let outcome = std::panic::catch_unwind(|| {
