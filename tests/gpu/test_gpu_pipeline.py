@@ -222,6 +222,39 @@ class Staging(unittest.TestCase):
         self.assertIsNone(stagelib.dep_line('gpukit = { path = "../crates/gpukit" }'))
         self.assertIsNone(stagelib.dep_line('x = { git = "https://example.invalid/x" }'))
 
+    def test_dev_dep_lines(self):
+        meta = {"packages": [
+            {"name": "gpukit", "dependencies": [
+                {"name": "plotters", "req": "^0.3.7", "kind": "dev", "source": "registry+https://x",
+                 "features": ["bitmap_backend"], "uses_default_features": False},
+                {"name": "rand", "req": "^0.9", "kind": "dev", "source": "registry+https://x", "features": []},
+                {"name": "cudarc", "req": "^0.19", "kind": None, "source": "registry+https://x"},
+                {"name": "gpukit-macros", "req": "*", "kind": "dev", "source": None}]},
+            {"name": "evcxr_gpu", "dependencies": [
+                {"name": "tempfile", "req": "^3", "kind": "dev", "source": "registry+https://x"}]}]}
+        self.assertEqual(stagelib.dev_dep_lines(meta, {"gpukit"}), [
+            'plotters = { version = "^0.3.7", features = ["bitmap_backend"], default-features = false }',
+            'rand = { version = "^0.9" }'])
+
+    def test_prune_vendor(self):
+        with tempfile.TemporaryDirectory() as d:
+            v = Path(d)
+            for name in ("windows-sys-0.59.0", "libc-0.2.1"):
+                (v / name / "src").mkdir(parents=True)
+                (v / name / "Cargo.toml").write_text("[package]\n")
+                (v / name / "src" / "lib.rs").write_text("pub fn f() {}\n" * 100)
+                files = {rel: hashlib.sha256((v / name / rel).read_bytes()).hexdigest()
+                         for rel in ("Cargo.toml", "src/lib.rs")}
+                (v / name / ".cargo-checksum.json").write_text(json.dumps({"files": files, "package": "abc"}))
+            saved = stagelib.prune_vendor(v)
+            self.assertEqual(saved, len("pub fn f() {}\n" * 100))
+            self.assertEqual((v / "windows-sys-0.59.0" / "src" / "lib.rs").read_bytes(), b"")
+            self.assertEqual((v / "windows-sys-0.59.0" / "Cargo.toml").read_text(), "[package]\n")
+            ck = json.loads((v / "windows-sys-0.59.0" / ".cargo-checksum.json").read_text())
+            self.assertEqual(ck["files"]["src/lib.rs"], hashlib.sha256(b"").hexdigest())
+            self.assertEqual(ck["package"], "abc")
+            self.assertNotEqual((v / "libc-0.2.1" / "src" / "lib.rs").read_bytes(), b"")
+
     def test_notebook_deps(self):
         with tempfile.TemporaryDirectory() as d:
             root = Path(d)
