@@ -127,7 +127,7 @@ mod tests {
         let Step::Rust(code) = &steps[0] else {
             panic!("not rust")
         };
-        assert!(code.starts_with("\ngpukit::set_default_device"));
+        assert!(code.starts_with("\nlet __gk_device = gpukit::Device::cpu();"));
     }
 
     #[test]

@@ -41,12 +41,15 @@ pub fn lower(args: &str, ctx: Context) -> Result<Step, MagicError> {
     let target = parse(args)?;
     require_gpukit("%device", ctx)?;
     let show = "println!(\"default device: {}\", gpukit::default_device());";
+    // GPUKIT_DEVICE carries the choice to the gpukit copies of later cells (see
+    // session::config::PIN_DEVICE).
+    let set = |device: String| {
+        format!("let __gk_device = {device}; gpukit::set_default_device(__gk_device); unsafe {{ std::env::set_var(\"GPUKIT_DEVICE\", __gk_device.to_string()) }} {show}")
+    };
     Ok(Step::Rust(match target {
         Target::Show => show.to_string(),
-        Target::Cpu => format!("gpukit::set_default_device(gpukit::Device::cpu()); {show}"),
-        Target::Cuda(n) => {
-            format!("gpukit::set_default_device(gpukit::Device::cuda({n})?); {show}")
-        }
+        Target::Cpu => set("gpukit::Device::cpu()".into()),
+        Target::Cuda(n) => set(format!("gpukit::Device::cuda({n})?")),
     }))
 }
 
@@ -71,7 +74,8 @@ mod tests {
         let Step::Rust(code) = lower("cuda:1", Context { gpukit: true }).unwrap() else {
             panic!("not rust")
         };
-        assert!(code.starts_with("gpukit::set_default_device(gpukit::Device::cuda(1)?);"));
+        assert!(code.starts_with("let __gk_device = gpukit::Device::cuda(1)?;"));
+        assert!(code.contains("std::env::set_var(\"GPUKIT_DEVICE\""));
         let Step::Rust(code) = lower("", Context { gpukit: true }).unwrap() else {
             panic!("not rust")
         };

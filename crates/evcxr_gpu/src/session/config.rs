@@ -25,6 +25,14 @@ pub struct Config {
     pub workdir: PathBuf,
 }
 
+/// Records the default device chosen at start in `GPUKIT_DEVICE`.
+///
+/// evcxr links each cell into its own shared object with its own copy of gpukit's statics; every
+/// copy picks its default device on first use, from `GPUKIT_DEVICE` when set. Pinning it once
+/// keeps the default (and `%device` changes) the same in every cell and probes CUDA only once.
+pub const PIN_DEVICE: &str =
+    "unsafe { std::env::set_var(\"GPUKIT_DEVICE\", gpukit::default_device().to_string()) }";
+
 /// The gpukit of the checkout the kernel binary was built from.
 pub fn built_in_gpukit() -> PathBuf {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -107,6 +115,10 @@ impl Config {
             code.push_str(&format!(":dep gpukit = {{ path = \"{path}\" }}\n"));
         }
         code.push_str(&self.prelude);
+        if self.gpukit.is_some() {
+            code.push('\n');
+            code.push_str(PIN_DEVICE);
+        }
         code
     }
 }
@@ -134,7 +146,7 @@ mod tests {
         assert_eq!(c.workdir, PathBuf::from("/home/u/.cache/evcxr_gpu"));
         let code = c.startup_code();
         assert!(code.starts_with(":opt 2\n:cache 4096\n:dep gpukit = { path = \""));
-        assert!(code.ends_with("}\nuse gpukit::prelude::*;"));
+        assert!(code.ends_with(&format!("}}\nuse gpukit::prelude::*;\n{PIN_DEVICE}")));
     }
 
     #[test]
