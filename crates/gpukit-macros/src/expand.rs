@@ -165,7 +165,7 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> Result<TokenStream> {
             pub fn launch<'a, #(#generics),*>(&self, #config: impl #rt::IntoLaunchConfig, #(#inputs),*) -> ::gpukit::Result<()>
             where #(#bounds),*
             {
-                #rt::launch(&Self::INFO, #config, ::std::vec![#(#args),*])
+                #rt::launch(&Self::INFO, #config, [#(#args),*])
             }
 
             /// The generated CUDA C++ (with the `#[device]` helpers it calls), for `%source`.

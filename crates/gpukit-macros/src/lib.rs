@@ -121,6 +121,8 @@
 //!   would panic; a GPU cannot), `MIN / -1` wraps.
 //! * `as` from float to integer saturates and maps NaN to 0, as in Rust.
 //! * `f32` arithmetic stays `f32`; float `%` is `fmod`; `min`/`max` ignore a NaN operand.
+//! * `a * b + c` is never fused into one FMA instruction (Rust does not fuse either), so `+ - * /`
+//!   give the same bits on the GPU as in the CPU twin; write `a.mul_add(b, c)` to ask for an FMA.
 //! * `step_by(0)` runs no iterations (Rust would panic).
 //!
 //! ## Bounds checks and `unchecked`

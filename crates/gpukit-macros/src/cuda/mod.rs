@@ -577,6 +577,9 @@ impl<'a> Gen<'a> {
                     if t == Prim::F32 { "fmodf" } else { "fmod" }
                 )
             }
+            Some(t) if t.is_float() && op == BinOp::Mul => {
+                format!("{p} = {}({p}, {v});", float_mul(t))
+            }
             Some(t) if t.is_float() || t == Prim::Bool => format!("{p} {}= {v};", op.symbol()),
             Some(t) => match op {
                 BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
@@ -849,6 +852,11 @@ impl<'a> Gen<'a> {
                     &sb,
                 ));
             }
+            if op == BinOp::Mul {
+                // Rust never fuses `a * b + c` into one FMA; `__fmul_rn`/`__dmul_rn` keep NVRTC
+                // from contracting it either, so GPU results match the CPU twin bit for bit.
+                return Ok(call(float_mul(t), &sa, &sb));
+            }
             return Ok(infix(sa, sb));
         }
         if t == Prim::Bool {
@@ -907,6 +915,15 @@ fn axis_expr(i: Intrinsic, axis: usize) -> String {
     match i {
         Intrinsic::GridSize(_) => format!("((unsigned long long)blockDim.{a} * gridDim.{a})"),
         _ => format!("((unsigned long long)blockIdx.{a} * blockDim.{a} + threadIdx.{a})"),
+    }
+}
+
+/// The round-to-nearest multiply that NVRTC never contracts into an FMA.
+fn float_mul(t: Prim) -> &'static str {
+    if t == Prim::F32 {
+        "__fmul_rn"
+    } else {
+        "__dmul_rn"
     }
 }
 

@@ -21,7 +21,7 @@ fn simple_1d_kernel() {
             "extern \"C\" __global__ void scale(const float* x__ptr, unsigned long long x__len, float* y__ptr, unsigned long long y__len, float a, unsigned long long* __gk_err)",
             "const __gk_slice<const float> x{x__ptr, x__len, 0, __gk_err};",
             "const unsigned long long i = ((unsigned long long)blockIdx.x * blockDim.x + threadIdx.x);",
-            "y[i] = a * x[i] + 1.0f;",
+            "y[i] = __fmul_rn(a, x[i]) + 1.0f;",
         ],
     );
     assert!(
@@ -113,7 +113,7 @@ fn control_flow() {
 fn if_with_statements_as_value() {
     check(
         "fn k(a: &mut [f32]) { let i = grid(1); let v = if i % 2 == 0 { let t = a[i] * 2.0; t + 1.0 } else { a[i] }; a[i] = v; }",
-        &["float v;", "if (__gk_rem(i, 2ull) == 0ull) {", "const float t = a[i] * 2.0f;", "v = t + 1.0f;", "v = a[i];"],
+        &["float v;", "if (__gk_rem(i, 2ull) == 0ull) {", "const float t = __fmul_rn(a[i], 2.0f);", "v = t + 1.0f;", "v = a[i];"],
     );
 }
 
@@ -121,7 +121,7 @@ fn if_with_statements_as_value() {
 fn views_2d_and_3d() {
     check(
         "fn gray(img: &View3<u8>, out: &mut View2<f32>) { let (x, y) = grid2(); if x < img.shape(0) && y < img.shape(1) { let r = img[[x, y, 0]] as f32; out[[x, y]] = 0.299 * r + 0.5 * img[[x, y, 1]] as f32; } }",
-        &["const unsigned char* img__ptr, unsigned long long img__d0, unsigned long long img__d1, unsigned long long img__d2", "const __gk_view<const unsigned char, 3> img{img__ptr, {img__d0, img__d1, img__d2}, 0, __gk_err};", "const unsigned long long y = ((unsigned long long)blockIdx.y * blockDim.y + threadIdx.y);", "img.shape(0)", "img(x, y, 0ull)", "out(x, y) = 0.299f * r"],
+        &["const unsigned char* img__ptr, unsigned long long img__d0, unsigned long long img__d1, unsigned long long img__d2", "const __gk_view<const unsigned char, 3> img{img__ptr, {img__d0, img__d1, img__d2}, 0, __gk_err};", "const unsigned long long y = ((unsigned long long)blockIdx.y * blockDim.y + threadIdx.y);", "img.shape(0)", "img(x, y, 0ull)", "out(x, y) = __fmul_rn(0.299f, r)"],
     );
 }
 
@@ -170,7 +170,7 @@ fn grid_stride_loop() {
 fn shadowing_and_cpp_keywords_get_unique_names() {
     check(
         "fn k(a: &mut [f32]) { let int = 1.0; let x = 2; let x = x as f32 * int; let new = x; a[0] = new; }",
-        &["const float vint = 1.0f;", "const int x = 2;", "const float x_1 = (float)x * vint;", "const float vnew = x_1;"],
+        &["const float vint = 1.0f;", "const int x = 2;", "const float x_1 = __fmul_rn((float)x, vint);", "const float vnew = x_1;"],
     );
 }
 
@@ -220,7 +220,7 @@ fn vectorize_source_is_grid_stride_with_broadcast() {
     let src = super::vectorize_source(&f).unwrap();
     for e in [
         "__device__ float gk_dev_saxpy(float a, float x, float y) {",
-        "return a * x + y;",
+        "return __fmul_rn(a, x) + y;",
         "extern \"C\" __global__ void saxpy_vectorized(const float* in0, unsigned long long in0_len, const float* in1, unsigned long long in1_len, const float* in2, unsigned long long in2_len, float* out, unsigned long long n)",
         "in0_len == 1 ? in0[0] : in0[i]",
     ] {
@@ -314,7 +314,7 @@ fn local_arrays() {
             "const __gk_slice<unsigned int> d{d__mem, 10, 2, __gk_err};",
             "float w__mem[3] = {0.25f, 0.5f, 0.25f};",
             "const __gk_slice<float> w{w__mem, 3, 3, __gk_err};",
-            "s += w[k] * (float)d[k];",
+            "s += __fmul_rn(w[k], (float)d[k]);",
         ],
     );
     assert!(!b.contains("double"), "{b}");
