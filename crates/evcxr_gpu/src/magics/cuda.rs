@@ -216,15 +216,15 @@ pub fn lower(args: &str, body: &str, ctx: Context) -> Result<Step, MagicError> {
         )));
     }
     // The string literal starts on the magic line, so NVRTC's line N is the cell's line N.
+    // One module variable per first kernel name, so `%ptx` finds the module of each kernel.
+    let module_var = format!("__gk_cuda_module_{}", kernels.extern_c[0]);
     let mut code = format!(
-        "let __gk_cuda_module = gpukit::Module::from_cuda({})?;",
+        "let {module_var} = gpukit::Module::from_cuda({})?;",
         raw_string(&format!("\n{body}\n"))
     );
     for name in &kernels.extern_c {
         let var = variable_name(name)?;
-        code.push_str(&format!(
-            " let {var} = __gk_cuda_module.kernel(\"{name}\")?;"
-        ));
+        code.push_str(&format!(" let {var} = {module_var}.kernel(\"{name}\")?;"));
     }
     let names: Vec<&str> = kernels.extern_c.iter().map(String::as_str).collect();
     code.push_str(&format!(
@@ -240,6 +240,8 @@ pub fn lower(args: &str, body: &str, ctx: Context) -> Result<Step, MagicError> {
     Ok(Step::Cuda {
         code,
         kernels: kernels.extern_c,
+        module_var,
+        source: body.to_string(),
     })
 }
 
@@ -270,15 +272,23 @@ extern "C" {
 
     #[test]
     fn lowering_defines_one_variable_per_kernel() {
-        let Step::Cuda { code, kernels } = lower("", SAXPY, Context { gpukit: true }).unwrap()
+        let Step::Cuda {
+            code,
+            kernels,
+            module_var,
+            source,
+        } = lower("", SAXPY, Context { gpukit: true }).unwrap()
         else {
             panic!("not cuda")
         };
         assert_eq!(kernels, vec!["saxpy", "scale", "in_block"]);
-        assert!(code
-            .starts_with("let __gk_cuda_module = gpukit::Module::from_cuda(r#\"\n// y = a*x + y"));
-        assert!(code.contains("\"#)?; let saxpy = __gk_cuda_module.kernel(\"saxpy\")?;"));
-        assert!(code.contains("let scale = __gk_cuda_module.kernel(\"scale\")?;"));
+        assert_eq!(module_var, "__gk_cuda_module_saxpy");
+        assert_eq!(source, SAXPY);
+        assert!(code.starts_with(
+            "let __gk_cuda_module_saxpy = gpukit::Module::from_cuda(r#\"\n// y = a*x + y"
+        ));
+        assert!(code.contains("\"#)?; let saxpy = __gk_cuda_module_saxpy.kernel(\"saxpy\")?;"));
+        assert!(code.contains("let scale = __gk_cuda_module_saxpy.kernel(\"scale\")?;"));
         assert!(code.contains("let in_block = "));
         assert!(code.contains("note: generic not exported"));
         // The body starts on line 2 of the lowered code, like in the cell.

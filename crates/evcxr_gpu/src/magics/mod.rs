@@ -34,6 +34,10 @@ pub enum Step {
         code: String,
         /// The kernel (variable) names it defines.
         kernels: Vec<String>,
+        /// The variable holding the compiled `gpukit::Module` (for `%ptx`).
+        module_var: String,
+        /// The CUDA C++ source as written in the cell (for `%source`).
+        source: String,
     },
     /// `%ptx`/`%source` of kernel `name`: `code` prints it, unless `name` is a `%%cuda` kernel
     /// that was not compiled because there is no GPU.

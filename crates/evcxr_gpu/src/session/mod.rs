@@ -275,6 +275,8 @@ struct Worker {
     startup_error: Option<String>,
     /// `%%cuda` kernels not compiled because the default device was the CPU.
     skipped_cuda: std::collections::BTreeSet<String>,
+    /// `%%cuda` kernels defined in the session: module variable and CUDA source.
+    cuda_kernels: std::collections::BTreeMap<String, (String, String)>,
     publisher: Arc<Publisher>,
     progress: Arc<BuildProgress>,
     interrupter: Arc<Interrupter>,
@@ -295,6 +297,7 @@ impl Worker {
             gpukit: false,
             startup_error: None,
             skipped_cuda: Default::default(),
+            cuda_kernels: Default::default(),
             publisher,
             progress,
             interrupter,
@@ -403,17 +406,13 @@ impl Worker {
                 }
                 Step::Shell(cmd) => self.shell(&cmd).map(|_| None),
                 Step::Rust(rust) => self.eval(&rust, &input),
-                Step::Cuda { code, kernels } => self.cuda(&code, &kernels, &input),
-                Step::Reflect { magic, name, code } => {
-                    if self.skipped_cuda.contains(&name) && !self.has_variable(&name) {
-                        self.publisher.stdout(&format!(
-                            "{magic} {name}: needs a CUDA GPU; the %%cuda cell that defines {name} was not compiled because the default device is the CPU\n"
-                        ));
-                        Ok(None)
-                    } else {
-                        self.eval(&code, &input)
-                    }
-                }
+                Step::Cuda {
+                    code,
+                    kernels,
+                    module_var,
+                    source,
+                } => self.cuda(&code, &kernels, &module_var, &source, &input),
+                Step::Reflect { magic, name, code } => self.reflect(magic, &name, &code, &input),
             };
             if let Some(f) = &self.forwarder {
                 f.flush();
@@ -552,6 +551,8 @@ impl Worker {
         &mut self,
         code: &str,
         kernels: &[String],
+        module_var: &str,
+        source: &str,
         input: &Option<InputFn>,
     ) -> Result<Option<(Media, bool)>, CellError> {
         let probe = "gpukit::default_device().is_cuda()";
@@ -572,9 +573,38 @@ impl Worker {
         if r.is_ok() {
             for k in kernels {
                 self.skipped_cuda.remove(k);
+                self.cuda_kernels
+                    .insert(k.clone(), (module_var.to_string(), source.to_string()));
             }
         }
         r
+    }
+
+    /// `%ptx`/`%source`: `%%cuda` kernels are answered from their module and cell; kernels that
+    /// were not compiled (no GPU) get a clear message; `#[kernel]`s run `code`.
+    fn reflect(
+        &mut self,
+        magic: &str,
+        name: &str,
+        code: &str,
+        input: &Option<InputFn>,
+    ) -> Result<Option<(Media, bool)>, CellError> {
+        if self.skipped_cuda.contains(name) && !self.has_variable(name) {
+            self.publisher.stdout(&format!(
+                "{magic} {name}: needs a CUDA GPU; the %%cuda cell that defines {name} was not compiled because the default device is the CPU\n"
+            ));
+            return Ok(None);
+        }
+        if let Some((module_var, source)) = self.cuda_kernels.get(name).cloned() {
+            if self.has_variable(&module_var) {
+                if magic == "%source" {
+                    self.publisher.stdout(&format!("{}\n", source.trim_end()));
+                    return Ok(None);
+                }
+                return self.eval(&format!("println!(\"{{}}\", {module_var}.ptx());"), input);
+            }
+        }
+        self.eval(code, input)
     }
 
     fn error(&self, e: &evcxr::Error, code: &str) -> CellError {
