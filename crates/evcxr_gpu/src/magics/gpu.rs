@@ -7,7 +7,9 @@ use super::{no_args, require_gpukit, Context, MagicError, Step};
 pub fn lower(args: &str, ctx: Context) -> Result<Step, MagicError> {
     no_args("%gpu", args)?;
     require_gpukit("%gpu", ctx)?;
-    Ok(Step::Rust("gpukit::nvml::device_table()".into()))
+    Ok(Step::Rust(
+        "gpukit::nvml::device_table().evcxr_display();".into(),
+    ))
 }
 
 #[cfg(test)]
@@ -17,7 +19,10 @@ mod tests {
     #[test]
     fn lowers_to_device_table() {
         let s = lower(" ", Context { gpukit: true }).unwrap();
-        assert_eq!(s, Step::Rust("gpukit::nvml::device_table()".into()));
+        assert_eq!(
+            s,
+            Step::Rust("gpukit::nvml::device_table().evcxr_display();".into())
+        );
         assert!(lower("x", Context { gpukit: true }).is_err());
     }
 }

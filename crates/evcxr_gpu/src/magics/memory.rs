@@ -6,7 +6,9 @@ use super::{no_args, require_gpukit, Context, MagicError, Step};
 pub fn lower(args: &str, ctx: Context) -> Result<Step, MagicError> {
     no_args("%memory", args)?;
     require_gpukit("%memory", ctx)?;
-    Ok(Step::Rust("gpukit::nvml::memory_report()".into()))
+    Ok(Step::Rust(
+        "gpukit::nvml::memory_report().evcxr_display();".into(),
+    ))
 }
 
 #[cfg(test)]
@@ -16,7 +18,10 @@ mod tests {
     #[test]
     fn lowers_to_memory_report() {
         let s = lower("", Context { gpukit: true }).unwrap();
-        assert_eq!(s, Step::Rust("gpukit::nvml::memory_report()".into()));
+        assert_eq!(
+            s,
+            Step::Rust("gpukit::nvml::memory_report().evcxr_display();".into())
+        );
         assert!(lower("all", Context { gpukit: true })
             .unwrap_err()
             .0

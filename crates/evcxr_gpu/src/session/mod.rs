@@ -200,7 +200,7 @@ impl Forwarder {
     }
 }
 
-/// `first` and the lines already queued behind it, without the completion marker.
+/// `first` and the lines that follow it in a burst, without the completion marker.
 fn drain(first: String, rx: &crossbeam_channel::Receiver<String>, seen: &Seen) -> String {
     let mut text = String::new();
     let mut line = Some(first);
@@ -211,8 +211,9 @@ fn drain(first: String, rx: &crossbeam_channel::Receiver<String>, seen: &Seen) -
             text.push_str(&l);
             text.push('\n');
         }
+        // Lines printed in a burst become one message (a few ms of patience at most).
         if text.len() < 64 * 1024 {
-            line = rx.try_recv().ok();
+            line = rx.recv_timeout(Duration::from_millis(3)).ok();
         }
     }
     text
