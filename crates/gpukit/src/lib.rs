@@ -44,6 +44,8 @@ pub use element::{DType, Element, Float, Numeric, Scalar};
 pub use error::{Error, OutOfBounds, Result};
 pub use gpukit_macros::{device, kernel, vectorize};
 pub use kernel::exports::*;
+/// The ndarray crate gpukit converts from and to, so notebooks can name host arrays without `:dep`.
+pub use ndarray;
 
 #[doc(hidden)]
 pub use kernel::private as __private;
@@ -56,4 +58,5 @@ pub mod prelude {
     pub use crate::error::{Error, Result};
     pub use crate::kernel::exports::*;
     pub use gpukit_macros::{device, kernel, vectorize};
+    pub use ndarray;
 }
