@@ -229,6 +229,12 @@ def parse_libtest(output: str) -> dict:
     return r
 
 
+def late_test(t: dict) -> bool:
+    """Tests that wait for the toolchain: trybuild UI tests compile Rust, and the kernel's tests may
+    start evcxr sessions."""
+    return bool(t.get("needs_toolchain")) or t.get("package") == "evcxr_gpu"
+
+
 def run_tests(stage: Path, tests: list[dict], env: dict, log_path: Path, timeout: float,
               budget: float = float("inf")) -> list[dict]:
     """Runs test executables until the call's time budget is nearly spent; those not started are
@@ -502,7 +508,7 @@ def call(args) -> int:
     tool_ready = not have(stage, TOOLCHAIN_GROUPS)
     if tool_ready:
         env = toolchain_env(stage, env)
-    todo = [t for t in all_tests if t["file"] not in done_files and (tool_ready or not t["needs_toolchain"])]
+    todo = [t for t in all_tests if t["file"] not in done_files and (tool_ready or not late_test(t))]
     if os.environ.get("GPU_RUN_SKIP_TESTS") == "1":
         todo = []
     if todo:
