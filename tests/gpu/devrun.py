@@ -182,6 +182,8 @@ def toolchain_env(stage: Path, env: dict) -> dict:
         f"[source.vendored-sources]\ndirectory = \"{stage / 'root' / 'vendor'}\"\n\n"
         "[net]\noffline = true\n")
     env["PATH"] = f"{rust / 'bin'}:{stage / 'root' / 'bin'}:{env.get('PATH', '')}"
+    std_libs = [str(rust / "lib" / "rustlib" / "x86_64-unknown-linux-gnu" / "lib"), str(rust / "lib")]
+    env["LD_LIBRARY_PATH"] = ":".join(std_libs + [p for p in env.get("LD_LIBRARY_PATH", "").split(":") if p])
     env["CARGO_HOME"] = str(home)
     env["CARGO_NET_OFFLINE"] = "true"
     env["XDG_CACHE_HOME"] = str(stage / "cache")
@@ -230,9 +232,10 @@ def parse_libtest(output: str) -> dict:
 
 
 def late_test(t: dict) -> bool:
-    """Tests that wait for the toolchain: trybuild UI tests compile Rust, and the kernel's tests may
-    start evcxr sessions."""
-    return bool(t.get("needs_toolchain")) or t.get("package") == "evcxr_gpu"
+    """Tests that wait for the toolchain: trybuild UI tests compile Rust, the kernel's tests may
+    start evcxr sessions, proc-macro crates' test binaries link the toolchain's libstd dynamically."""
+    return (bool(t.get("needs_toolchain")) or t.get("package") == "evcxr_gpu"
+            or t.get("kind") == "proc-macro")  # proc-macro test binaries load the toolchain's libstd-*.so
 
 
 def run_tests(stage: Path, tests: list[dict], env: dict, log_path: Path, timeout: float,

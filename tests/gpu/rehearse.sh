@@ -5,6 +5,7 @@
 #                                         temporary folder and build a crate that depends on gpukit
 #                                         with them alone: no rustup, an empty CARGO_HOME, --offline
 #                                         (what evcxr does inside the kernel on the device)
+#   GPU_NOTEBOOKS=GLOB limits the notebooks of `calls` (e.g. 'tests/notebooks/*').
 #   tests/gpu/rehearse.sh calls           run every staged call with tests/gpu/run.sh as the device
 #                                         would (tests and notebooks then run on the CPU backend),
 #                                         PATH stripped of this machine's Rust; needs python3.12
@@ -80,13 +81,18 @@ EOF
   echo "offline build OK: a crate using gpukit and #[kernel] built with the staged toolchain and vendored sources only"
   ;;
 calls)
-  PY312=${GPU_PYTHON:-$(command -v python3.12 || ls ~/.pyenv/versions/3.12*/bin/python3.12 2>/dev/null | head -1)}
-  [[ -x $PY312 ]] || { echo "needs python3.12 (set GPU_PYTHON)" >&2; exit 1; }
+  PY312=${GPU_PYTHON:-}
+  if [[ -z $PY312 ]]; then
+    for c in ~/.pyenv/versions/3.12*/bin/python3.12 /usr/bin/python3.12 "$(command -v python3.12 || true)"; do
+      if [[ -n $c && -x $c ]] && "$c" -V >/dev/null 2>&1; then PY312=$c; break; fi
+    done
+  fi
+  [[ -n $PY312 ]] || { echo "needs python3.12 (set GPU_PYTHON)" >&2; exit 1; }
   n=$(python3 -c "import json;print(json.load(open('$ROOT/.stage/plan.json'))['calls'])")
   for ((k = 1; k <= n; k++)); do
     mkdir -p "$W/out$k"
     env -i PATH="$CLEAN_PATH" HOME="$W/home" OUT="$W/out$k" GPU_STAGE_ROOT="$W/stage" GPU_PYTHON="$PY312" \
-      GPU_RUN_BUDGET_S="${GPU_RUN_BUDGET_S:-3000}" GPU_NB_JOBS="${GPU_NB_JOBS:-2}" GPU_CELL_TIMEOUT_S=900 \
+      GPU_RUN_BUDGET_S="${GPU_RUN_BUDGET_S:-3000}" GPU_NB_JOBS="${GPU_NB_JOBS:-2}" GPU_CELL_TIMEOUT_S=900 ${GPU_NOTEBOOKS:+GPU_NOTEBOOKS="$GPU_NOTEBOOKS"} \
       bash "$ROOT/tests/gpu/run.sh" "$k" "$n" || echo "call $k exited $?"
     ls -la "$W/out$k"
   done
