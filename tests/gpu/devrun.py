@@ -386,12 +386,44 @@ def execute_notebook(src: str, dst: str, result: str, kernel: str, cell_timeout:
     return 0
 
 
-def run_notebooks(stage: Path, env: dict, python: str, kernel: str, budget: float, jobs: int,
-                  cell_timeout: int, only: str | None) -> list[dict]:
+def select_notebooks(stage: Path, spec: str | None) -> set[str] | None:
+    """Which notebooks to run: all (None), those matching a glob, or `pending`: those this machine
+    has not yet run to `ok` (to finish a run in a further call on the warm machine)."""
+    if not spec:
+        return None
     paths = gpumanifest.notebook_paths(ROOT)
-    if only:
-        import fnmatch
-        paths = [p for p in paths if fnmatch.fnmatch(p, only)]
+    if spec == "pending":
+        state = stage / "state" / "notebooks.json"
+        done = json.loads(state.read_text()) if state.is_file() else {}
+        return {p for p in paths if done.get(p, {}).get("status") != "ok"
+                or done[p].get("source_sha256") != gpumanifest.source_sha256_file(ROOT / p)}
+    import fnmatch
+    return {p for p in paths if fnmatch.fnmatch(p, spec)}
+
+
+def merge_notebook_state(stage: Path, ran: list[dict]) -> list[dict]:
+    """Fold this call's notebook results into those of earlier calls on this machine; returns an
+    entry for every current notebook (`not_run` where none ran, or where the notebook changed)."""
+    state = stage / "state" / "notebooks.json"
+    done = json.loads(state.read_text()) if state.is_file() else {}
+    for e in ran:
+        done[e["path"]] = e
+    state.write_text(json.dumps(done, indent=1) + "\n")
+    out = []
+    for p in gpumanifest.notebook_paths(ROOT):
+        h = gpumanifest.source_sha256_file(ROOT / p)
+        e = done.get(p)
+        if e is None or e.get("source_sha256") != h:
+            e = {"path": p, "source_sha256": h, "status": "not_run", "seconds": 0.0}
+        out.append(e)
+    return out
+
+
+def run_notebooks(stage: Path, env: dict, python: str, kernel: str, budget: float, jobs: int,
+                  cell_timeout: int, only: set[str] | None) -> list[dict]:
+    paths = gpumanifest.notebook_paths(ROOT)
+    if only is not None:
+        paths = [p for p in paths if p in only]
     execdir = stage / "executed"
     execdir.mkdir(exist_ok=True)
     entries = {p: {"path": p, "source_sha256": gpumanifest.source_sha256_file(ROOT / p), "status": "not_run",
@@ -469,7 +501,7 @@ def write_out(stage: Path, out: Path, plan: dict, tests: list[dict], notebooks: 
                "calls": n, "rustc": plan.get("rustc")})
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     execdir = stage / "executed"
-    executed = [(nb["path"], execdir / nb["path"].replace("/", "__")) for nb in notebooks]
+    executed = [(nb["path"], execdir / nb["path"].replace("/", "__")) for nb in notebooks if nb["status"] != "not_run"]
     executed = [(p, f) for p, f in executed if f.is_file()]
     # 8 files come back: manifest, results, cargo-tests.log, callN.log, and the notebooks
     if len(executed) <= 4:
@@ -546,7 +578,8 @@ def call(args) -> int:
     notebooks = run_notebooks(stage, python_env, python, kname, budget,
                               jobs=int(os.environ.get("GPU_NB_JOBS", "4")),
                               cell_timeout=int(os.environ.get("GPU_CELL_TIMEOUT_S", "300")),
-                              only=os.environ.get("GPU_NOTEBOOKS"))
+                              only=select_notebooks(stage, os.environ.get("GPU_NOTEBOOKS")))
+    notebooks = merge_notebook_state(stage, notebooks)
     write_out(stage, out, plan, tests_done, notebooks, facts, k, n)
     return 0
 

@@ -330,6 +330,36 @@ class DeviceRun(unittest.TestCase):
             self.assertTrue((stage / "root" / "rust" / "bin" / "tool").is_file())
 
 
+class NotebookState(unittest.TestCase):
+    def test_merge_and_pending(self):
+        with tempfile.TemporaryDirectory() as d:
+            root, stage = Path(d) / "repo", Path(d) / "stage"
+            (root / "notebooks").mkdir(parents=True)
+            (stage / "state").mkdir(parents=True)
+            for name in ("a", "b", "c"):
+                (root / "notebooks" / f"{name}.ipynb").write_text(json.dumps(nb(("code", name))))
+            old_root = devrun.ROOT
+            devrun.ROOT = root
+            try:
+                h = {p: gm.source_sha256_file(root / p) for p in gm.notebook_paths(root)}
+                first = devrun.merge_notebook_state(stage, [
+                    {"path": "notebooks/a.ipynb", "source_sha256": h["notebooks/a.ipynb"], "status": "ok", "seconds": 1},
+                    {"path": "notebooks/b.ipynb", "source_sha256": h["notebooks/b.ipynb"], "status": "error", "seconds": 2}])
+                self.assertEqual([e["status"] for e in first], ["ok", "error", "not_run"])
+                self.assertEqual(devrun.select_notebooks(stage, "pending"), {"notebooks/b.ipynb", "notebooks/c.ipynb"})
+                self.assertEqual(devrun.select_notebooks(stage, "notebooks/[ab]*"), {"notebooks/a.ipynb", "notebooks/b.ipynb"})
+                self.assertIsNone(devrun.select_notebooks(stage, None))
+                second = devrun.merge_notebook_state(stage, [
+                    {"path": "notebooks/c.ipynb", "source_sha256": h["notebooks/c.ipynb"], "status": "ok", "seconds": 3}])
+                self.assertEqual([e["status"] for e in second], ["ok", "error", "ok"])
+                (root / "notebooks" / "a.ipynb").write_text(json.dumps(nb(("code", "changed"))))
+                third = devrun.merge_notebook_state(stage, [])
+                self.assertEqual(third[0]["status"], "not_run")
+                self.assertIn("notebooks/a.ipynb", devrun.select_notebooks(stage, "pending"))
+            finally:
+                devrun.ROOT = old_root
+
+
 class Recording(unittest.TestCase):
     def run_folder(self, d: Path, as_tar: bool):
         root = d / "repo"
