@@ -311,8 +311,9 @@ def kernelspec(stage: Path, env: dict) -> tuple[str, Path]:
     template_dir = ROOT / "kernels" / "rust-gpu"
     gpukit = ROOT / "crates" / "gpukit"
     name = "rust-gpu"
-    p = subprocess.run([str(binary), "install", "--kernels-dir", str(kernels), "--template", str(template_dir),
-                        "--gpukit", str(gpukit)], env=env, capture_output=True, text=True, timeout=60)
+    # the kernel finds gpukit through EVCXR_GPU_GPUKIT in its environment (set by the caller)
+    p = subprocess.run([str(binary), "install", "--kernels-dir", str(kernels), "--template", str(template_dir)],
+                       env=env, capture_output=True, text=True, timeout=60)
     if p.returncode == 0 and (kernels / name / "kernel.json").is_file():
         log(f"kernelspec installed by evcxr_gpu install: {(kernels / name / 'kernel.json').read_text().strip()}")
         return name, jpath
