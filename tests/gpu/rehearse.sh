@@ -6,7 +6,7 @@
 #                                         with them alone: no rustup, an empty CARGO_HOME, --offline
 #                                         (what evcxr does inside the kernel on the device)
 #   GPU_NOTEBOOKS=GLOB limits the notebooks of `calls` (e.g. 'tests/notebooks/*').
-#   tests/gpu/rehearse.sh calls           run every staged call with tests/gpu/run.sh as the device
+#   tests/gpu/rehearse.sh calls [K...]    run every staged call (or calls K...) with tests/gpu/run.sh as the device
 #                                         would (tests and notebooks then run on the CPU backend),
 #                                         PATH stripped of this machine's Rust; needs python3.12
 #
@@ -89,9 +89,17 @@ calls)
   fi
   [[ -n $PY312 ]] || { echo "needs python3.12 (set GPU_PYTHON)" >&2; exit 1; }
   n=$(python3 -c "import json;print(json.load(open('$ROOT/.stage/plan.json'))['calls'])")
-  for ((k = 1; k <= n; k++)); do
+  # what the device image has and the staged wheels leave out (KINDS.md): give it to this python too
+  if [[ ! -d $W/device-site/attr ]]; then
+    "$PY312" -m pip install -q --disable-pip-version-check --target "$W/device-site" attrs python-dateutil six typing_extensions
+  fi
+  shift
+  calls=("$@")
+  ((${#calls[@]})) || calls=($(seq 1 "$n"))
+  for k in "${calls[@]}"; do
     mkdir -p "$W/out$k"
     env -i PATH="$CLEAN_PATH" HOME="$W/home" OUT="$W/out$k" GPU_STAGE_ROOT="$W/stage" GPU_PYTHON="$PY312" \
+      PYTHONPATH="$W/device-site" \
       GPU_RUN_BUDGET_S="${GPU_RUN_BUDGET_S:-3000}" GPU_NB_JOBS="${GPU_NB_JOBS:-2}" GPU_CELL_TIMEOUT_S=900 ${GPU_NOTEBOOKS:+GPU_NOTEBOOKS="$GPU_NOTEBOOKS"} \
       bash "$ROOT/tests/gpu/run.sh" "$k" "$n" || echo "call $k exited $?"
     ls -la "$W/out$k"

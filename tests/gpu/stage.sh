@@ -183,6 +183,16 @@ tkey=$( (rustc -vV; cargo -V; echo "$SYSROOT") | sha256sum | cut -c1-64)
   pack rust-driver "$tkey" "$T" rust/bin/rustc $(printf 'rust/%s ' "${driver[@]}")
   pack rust-cargo "$tkey" "$T" rust/bin/cargo rust/lib/rustlib/components
   pack rust-std "$tkey" "$T" "rust/lib/rustlib/$HOST"
+  # the standard library's sources: evcxr's type inference (rust-analyzer) reads them to give
+  # variables like `let x = Array::arange(0.0, 8.0)?;` their type
+  if [[ -d lib/rustlib/src/rust/library ]]; then
+    mkdir -p "$T/rust/lib/rustlib/src"
+    cp -al lib/rustlib/src/rust "$T/rust/lib/rustlib/src/rust" 2>/dev/null || cp -a lib/rustlib/src/rust "$T/rust/lib/rustlib/src/rust"
+    pack rust-src "$( (echo "$tkey"; find lib/rustlib/src/rust -type f | wc -l) | sha256sum | cut -c1-64)" "$T" rust/lib/rustlib/src
+  else
+    rm -f "$G/rust-src.tar.xz" "$G/rust-src.stamp"
+    log "WARNING: no rust-src in $SYSROOT: evcxr cannot infer variable types without it (rustup component add rust-src)"
+  fi
 )
 fi
 
