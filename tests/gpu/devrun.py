@@ -34,6 +34,8 @@ import gpumanifest  # noqa: E402
 START = time.monotonic()
 RESULT_RE = re.compile(r"^test result: (\w+)\. (\d+) passed; (\d+) failed; (\d+) ignored")
 TEST_LINE_RE = re.compile(r"^test (.+?) \.\.\. (ok|FAILED|ignored)")
+# "skipped: no CUDA GPU (...)", "CUDA half skipped: ...", "skipped the CUDA half: ..."
+SKIP_RE = re.compile(r"^(?:[\w ]*\b)?skipped\b[^:]*:", re.IGNORECASE)
 SECTION_RE = re.compile(r"^---- (.+?) std(?:out|err) ----$")
 TOOLCHAIN_GROUPS = ("rust-llvm", "rust-driver", "rust-cargo", "rust-std", "vendor")
 OPTIONAL_GROUPS = ("rust-src",)   # staged where the toolchain has it; the notebooks wait for it then
@@ -199,8 +201,9 @@ def toolchain_env(stage: Path, env: dict) -> dict:
 def parse_libtest(output: str) -> dict:
     """Counts and test names from one libtest run's output (run with --show-output).
 
-    A passing test whose captured output has a line starting with `skipped:` (the project's
-    convention for tests that need a GPU or NVRTC and find none) counts as skipped, not passed.
+    A passing test whose captured output has a line like `skipped: ...` or `CUDA half skipped: ...`
+    (the project's convention for tests, or halves of tests, that need a GPU or NVRTC and find
+    none) counts as skipped, not passed.
     """
     r = {"passed": 0, "failed": 0, "skipped": 0, "failed_tests": [], "skipped_tests": [], "result_lines": 0}
     mode, current = None, None
@@ -220,7 +223,7 @@ def parse_libtest(output: str) -> dict:
         if h:
             current = h.group(1)
             continue
-        if mode == "successes" and current and line.startswith("skipped:") and current not in r["skipped_tests"]:
+        if mode == "successes" and current and SKIP_RE.search(line) and current not in r["skipped_tests"]:
             r["skipped_tests"].append(current)
             continue
         m = TEST_LINE_RE.match(line)

@@ -285,6 +285,15 @@ class DeviceRun(unittest.TestCase):
         self.assertEqual((r["passed"], r["failed"], r["skipped"]), (1, 0, 1))
         self.assertEqual(r["skipped_tests"], ["gpu_add"])
 
+    def test_partial_skips(self):
+        for line, skipped in (("skipped: no CUDA GPU", True), ("CUDA half skipped: no CUDA GPU (x)", True),
+                              ("skipped the CUDA half: no CUDA GPU", True), ("3 rows, none skipped", False),
+                              ("sum 3", False)):
+            out = ("successes:\n\n---- t stdout ----\n" + line + "\n\n"
+                   "test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n")
+            r = devrun.parse_libtest(out)
+            self.assertEqual(r["skipped"], int(skipped), line)
+
     def test_run_tests_counts_crash_as_failure(self):
         with tempfile.TemporaryDirectory() as d:
             stage = Path(d)
