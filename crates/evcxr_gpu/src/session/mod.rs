@@ -494,13 +494,23 @@ impl Worker {
                     if self.interrupter.take_interrupted() {
                         return Err(CellError::interrupted());
                     }
-                    let shown = f
-                        .seen
-                        .last_stderr
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .trim()
-                        .to_string();
+                    // evcxr reads the child's stderr on its own thread: give the error
+                    // message a moment to arrive so it can name the error.
+                    let mut shown = String::new();
+                    for _ in 0..40 {
+                        shown = f
+                            .seen
+                            .last_stderr
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .trim()
+                            .to_string();
+                        if !shown.is_empty() {
+                            break;
+                        }
+                        std::thread::sleep(Duration::from_millis(25));
+                        f.flush();
+                    }
                     let (evalue, traceback) = if shown.is_empty() {
                         let msg = "the cell returned early with an error (`?`)".to_string();
                         (msg.clone(), vec![msg])
