@@ -377,6 +377,8 @@ def execute_notebook(src: str, dst: str, result: str, kernel: str, cell_timeout:
         if cell.cell_type != "code":
             continue
         code_index += 1
+        if "raises-exception" in cell.get("metadata", {}).get("tags", []):
+            continue  # an error is this cell's expected result (nbclient's convention)
         if any(o.get("output_type") == "error" for o in cell.get("outputs", [])):
             failed_cell = code_index
             if status == "ok":
