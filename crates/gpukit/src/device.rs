@@ -7,7 +7,7 @@
 use crate::error::{Error, Result};
 use std::fmt;
 use std::str::FromStr;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 /// Where arrays live and kernels run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -243,10 +243,9 @@ pub fn synchronize() -> Result<()> {
     }
 }
 
-static DEFAULT: OnceLock<Mutex<Device>> = OnceLock::new();
-
-fn default_cell() -> &'static Mutex<Device> {
-    DEFAULT.get_or_init(|| Mutex::new(choose_default()))
+crate::process::process_global! {
+    /// The default device of this process.
+    fn default_cell() -> &'static Mutex<Device> = Mutex::new(choose_default());
 }
 
 /// Picks the default device: `GPUKIT_DEVICE`, else the first usable GPU, else the CPU (with a notice).

@@ -108,10 +108,12 @@ fn view_to_rgba8(view: ArrayViewD<'_, f32>) -> Result<image::RgbaImage> {
     let (h, w, channels) = match shape.as_slice() {
         [h, w] => (*h, *w, 1),
         [h, w, c] if *c == 3 || *c == 4 => (*h, *w, *c),
-        [_, _, c] => return Err(Error::Shape(format!(
+        [_, _, c] => {
+            return Err(Error::Shape(format!(
             "an image needs 1, 3 or 4 channels; this array has shape {shape:?} with {c} channels \
                  (expected (height, width), (height, width, 3) or (height, width, 4))"
-        ))),
+        )))
+        }
         _ => {
             return Err(Error::Shape(format!(
                 "an image is a 2-D (height, width) or 3-D (height, width, channels) array; \

@@ -33,6 +33,7 @@ pub mod error;
 pub mod image;
 pub mod kernel;
 pub mod nvml;
+mod process;
 
 pub use array::{Array, IntoRhs, IntoShape, Rhs};
 pub use backend::memory::{memory_stats, MemoryStats};

@@ -8,11 +8,14 @@ use crate::error::{Error, Result};
 use rayon::prelude::*;
 use std::sync::Mutex;
 
-static PENDING: Mutex<Option<Error>> = Mutex::new(None);
+crate::process::process_global! {
+    /// The CPU device's pending error.
+    fn pending() -> &'static Mutex<Option<Error>> = Mutex::new(None);
+}
 
 /// Records an error for the next synchronisation of the CPU device (the first one wins).
 pub(crate) fn set_pending_error(e: Error) {
-    let mut p = PENDING.lock().unwrap_or_else(|p| p.into_inner());
+    let mut p = pending().lock().unwrap_or_else(|p| p.into_inner());
     if p.is_none() {
         *p = Some(e);
     }
@@ -20,7 +23,7 @@ pub(crate) fn set_pending_error(e: Error) {
 
 /// Returns (and clears) an error left by an operation on the CPU device.
 pub(crate) fn take_pending_error() -> Result<()> {
-    match PENDING.lock().unwrap_or_else(|p| p.into_inner()).take() {
+    match pending().lock().unwrap_or_else(|p| p.into_inner()).take() {
         Some(e) => Err(e),
         None => Ok(()),
     }

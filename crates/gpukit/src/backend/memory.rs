@@ -3,7 +3,7 @@
 use crate::device::Device;
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 /// gpukit's own live allocations on one device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,9 +54,9 @@ struct Counts {
     peak: usize,
 }
 
-fn table() -> &'static Mutex<HashMap<Device, Counts>> {
-    static TABLE: OnceLock<Mutex<HashMap<Device, Counts>>> = OnceLock::new();
-    TABLE.get_or_init(Default::default)
+crate::process::process_global! {
+    /// Live allocations per device, for the whole process.
+    fn table() -> &'static Mutex<HashMap<Device, Counts>> = Mutex::new(HashMap::new());
 }
 
 /// Counts a new allocation of `bytes` on `device`.

@@ -76,13 +76,16 @@ struct DeviceRing {
     lock: Mutex<()>,
 }
 
-static RINGS: PerDevice<DeviceRing> = PerDevice::new();
+crate::process::process_global! {
+    /// The error-record rings of this process, one per device.
+    fn rings() -> &'static PerDevice<DeviceRing> = PerDevice::new();
+}
 
 /// The device address of the error record for one launch of `kernel` on `backend`'s device:
 /// the record of the previous launch when that was the same kernel (no lock), else a new one.
 #[inline]
 pub(crate) fn next_record(backend: &CudaBackend, kernel: &'static Loaded) -> Result<u64> {
-    let dev = RINGS.get(backend.ordinal());
+    let dev = rings().get(backend.ordinal());
     let me = kernel as *const Loaded as *mut Loaded;
     if let Some(ring) = dev.ring.get() {
         let n = ring.used.load(Ordering::Acquire);
@@ -124,7 +127,7 @@ fn new_record(backend: &CudaBackend, dev: &DeviceRing, me: *mut Loaded) -> Resul
 /// Reads the error records of checked launches made since the last check (the stream must have
 /// been synchronised), returns the first error, and frees the records.
 pub(crate) fn check_pending(backend: &CudaBackend) -> Result<()> {
-    let dev = RINGS.get(backend.ordinal());
+    let dev = rings().get(backend.ordinal());
     let Some(ring) = dev.ring.get() else {
         return Ok(());
     };

@@ -453,11 +453,10 @@ fn launch_with_host_args(
 }
 
 fn notice_host_copies(kernel: &str, backend: &CudaBackend) {
-    static SEEN: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
-    let mut seen = SEEN
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
+    crate::process::process_global! {
+        fn seen() -> &'static Mutex<HashSet<String>> = Mutex::new(HashSet::new());
+    }
+    let mut seen = seen().lock().unwrap_or_else(|p| p.into_inner());
     if seen.insert(kernel.to_string()) {
         eprintln!(
             "gpukit: kernel `{kernel}` got host arrays: they are copied to {} (and `&mut` ones back) on every launch; pass gpukit Arrays to avoid the copies",

@@ -67,7 +67,10 @@ impl fmt::Display for ProfileRecord {
     }
 }
 
-static ACTIVE: AtomicBool = AtomicBool::new(false);
+crate::process::process_global! {
+    /// Whether a profiling session is running (in any copy of gpukit).
+    fn active() -> &'static AtomicBool = AtomicBool::new(false);
+}
 
 /// A launch being timed.
 enum Sample {
@@ -89,25 +92,28 @@ enum Sample {
 // SAFETY: CUDA events may be queried from any thread.
 unsafe impl Send for Sample {}
 
-static SAMPLES: Mutex<Vec<Sample>> = Mutex::new(Vec::new());
+crate::process::process_global! {
+    /// The launches timed by the running profiling session.
+    fn samples() -> &'static Mutex<Vec<Sample>> = Mutex::new(Vec::new());
+}
 
 /// Starts (or restarts) a profiling session, forgetting earlier samples.
 pub fn start() {
-    SAMPLES.lock().unwrap_or_else(|p| p.into_inner()).clear();
-    ACTIVE.store(true, Ordering::Release);
+    samples().lock().unwrap_or_else(|p| p.into_inner()).clear();
+    active().store(true, Ordering::Release);
 }
 
 /// Whether a profiling session is running.
 #[inline]
 pub fn is_active() -> bool {
-    ACTIVE.load(Ordering::Relaxed)
+    active().load(Ordering::Relaxed)
 }
 
 /// Ends the session: waits for the timed launches and returns one record per kernel and device,
 /// in order of first launch.
 pub fn stop() -> Result<Vec<ProfileRecord>> {
-    ACTIVE.store(false, Ordering::Release);
-    let samples = std::mem::take(&mut *SAMPLES.lock().unwrap_or_else(|p| p.into_inner()));
+    active().store(false, Ordering::Release);
+    let samples = std::mem::take(&mut *samples().lock().unwrap_or_else(|p| p.into_inner()));
     let mut records: Vec<ProfileRecord> = Vec::new();
     for s in samples {
         let (kernel, device, ms) = match s {
@@ -202,7 +208,7 @@ fn record(backend: &CudaBackend) -> Result<CudaEvent> {
 }
 
 fn push(s: Sample) {
-    SAMPLES.lock().unwrap_or_else(|p| p.into_inner()).push(s);
+    samples().lock().unwrap_or_else(|p| p.into_inner()).push(s);
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use cudarc::driver::sys::CUdevice_attribute as Attr;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 /// A compiled and loaded CUDA module: its PTX and its kernels by name.
 pub(crate) struct CompiledModule {
@@ -80,9 +80,9 @@ impl std::fmt::Debug for CudaBackend {
     }
 }
 
-fn registry() -> &'static Mutex<HashMap<usize, Arc<CudaBackend>>> {
-    static REGISTRY: OnceLock<Mutex<HashMap<usize, Arc<CudaBackend>>>> = OnceLock::new();
-    REGISTRY.get_or_init(Default::default)
+crate::process::process_global! {
+    /// The CUDA backends of this process (one per device, shared by every copy of gpukit).
+    fn registry() -> &'static Mutex<HashMap<usize, Arc<CudaBackend>>> = Mutex::new(HashMap::new());
 }
 
 /// The CUDA backends created so far (the devices "in use").

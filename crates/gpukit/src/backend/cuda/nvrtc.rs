@@ -40,8 +40,10 @@ pub(crate) fn compile_ptx(name: &str, source: &str, arch: &str) -> Result<Arc<st
     let (major, minor) = nvrtc_version()?;
     let key = cache_key(source, arch, major, minor);
 
-    static MEMORY: OnceLock<Mutex<HashMap<String, Arc<str>>>> = OnceLock::new();
-    let memory = MEMORY.get_or_init(Default::default);
+    crate::process::process_global! {
+        fn memory() -> &'static Mutex<HashMap<String, Arc<str>>> = Mutex::new(HashMap::new());
+    }
+    let memory = memory();
     if let Some(ptx) = memory.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
         return Ok(ptx.clone());
     }
