@@ -76,8 +76,11 @@ def main() -> None:
     if not os.access(args.evcxr_jupyter, os.X_OK):
         raise SystemExit(f"bench.py: {args.evcxr_jupyter} is not an executable; install it with "
                          "`cargo install evcxr_jupyter --version 0.22.0 --locked --root /work/evcxr-ref`")
+    # Kernelspecs are looked up by this process: make the reference one findable.
+    ref_path = reference_kernelspec(args.evcxr_jupyter)
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(p for p in (ref_path, os.environ.get("JUPYTER_PATH")) if p)
     base = dict(os.environ)
-    ref_env = {**base, "JUPYTER_PATH": reference_kernelspec(args.evcxr_jupyter)}
+    ref_env = base
     plain_env = {**base, "EVCXR_GPU_GPUKIT": "none",
                  "EVCXR_GPU_WORKDIR": tempfile.mkdtemp(prefix="evcxr-gpu-bench-")}
     configs = [
