@@ -123,11 +123,19 @@ if ! cmp -s "$NB/Cargo.toml.new" "$NB/Cargo.toml"; then mv "$NB/Cargo.toml.new" 
 # start from the workspace's lock so the vendored versions are the ones the tests were built with
 cp "$ROOT/Cargo.lock" "$NB/Cargo.lock"
 (cd "$NB" && cargo fetch -q)
-vkey=$(cat "$NB/Cargo.lock" "$NB/Cargo.toml" "$HERE/stagelib.py" | sha256sum | cut -c1-64)
+# rust-analyzer inside evcxr loads the standard library with `cargo metadata --locked` on rust-src's
+# library/Cargo.toml; offline that needs the library's own dependencies vendored too (without them
+# it falls back to a "stitched" sysroot under which `?` types as `!` and cells fail)
+LIBRARY=$(rustc --print sysroot)/lib/rustlib/src/rust/library
+sync=()
+[[ -f $LIBRARY/Cargo.toml ]] && sync=(-s "$LIBRARY/Cargo.toml")
+vkey=$(cat "$NB/Cargo.lock" "$NB/Cargo.toml" "$HERE/stagelib.py" ${sync:+"$LIBRARY/Cargo.lock"} | sha256sum | cut -c1-64)
 if [[ ! -f $G/vendor.stamp || $(cat "$G/vendor.stamp") != "$vkey" ]]; then
-  log "cargo vendor (notebook dependencies)"
+  log "cargo vendor (notebook dependencies${sync:+ and those of the standard library})"
   rm -rf "$P/vendor"; mkdir -p "$P/vendor"
-  cargo vendor -q --manifest-path "$NB/Cargo.toml" --versioned-dirs "$P/vendor/vendor" >/dev/null
+  # the library uses nightly-only manifest keys (public dependencies): cargo accepts them this way
+  __CARGO_TEST_CHANNEL_OVERRIDE_DO_NOT_USE_THIS=nightly \
+    cargo vendor -q --locked --manifest-path "$NB/Cargo.toml" "${sync[@]}" --versioned-dirs "$P/vendor/vendor" >/dev/null
   "$PY" "$HERE/stagelib.py" prune-vendor "$P/vendor/vendor"
 fi
 pack vendor "$vkey" "$P/vendor" vendor
