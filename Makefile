@@ -15,6 +15,8 @@ TEST_ENV = $(RUN_ENV) GPUKIT_REQUIRE_NVRTC=1
 KERNEL_SOURCES := $(shell find crates/evcxr_gpu/src -name '*.rs' 2>/dev/null) crates/evcxr_gpu/Cargo.toml
 INSTALL_INPUTS := install/install.sh install/requirements.txt kernels/rust-gpu/kernel.json Cargo.lock $(KERNEL_SOURCES)
 NOTEBOOK_DIRS := notebooks tests/notebooks
+# JupyterLab refuses to run as root unless told; containers and hosted machines often are root.
+LAB_FLAGS := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .PHONY: help lab test install reinstall test-cargo test-protocol test-install test-notebooks bench-kernel-latency
 
@@ -34,7 +36,7 @@ reinstall:
 	@touch $(INSTALLED)
 
 lab: $(INSTALLED)
-	$(RUN_ENV) $(VENV)/bin/jupyter lab --notebook-dir="$(ROOT)/notebooks"
+	$(RUN_ENV) $(VENV)/bin/jupyter lab $(LAB_FLAGS) --notebook-dir="$(ROOT)/notebooks"
 
 # The kernel crate is tested in release mode, reusing the release build of the installer
 # (a debug build of evcxr would cost another ten minutes).
