@@ -75,7 +75,7 @@ extern "C" __global__ void axpy(float a, const float* x, unsigned long long x_le
     if (i >= x_len) GK_OOB(0, i, x_len, 0);
     float xv = x[i];
     if (i >= y_len) GK_OOB(1, i, y_len, 0);
-    y[i] = a * xv + y[i];
+    y[i] = __fmul_rn(a, xv) + y[i];
 }
 "#
     ),
@@ -115,7 +115,7 @@ const AXPY_UNCHECKED: KernelInfo = KernelInfo {
 extern "C" __global__ void axpy_unchecked(float a, const float* x, unsigned long long x_len,
                                           float* y, unsigned long long y_len) {
     unsigned long long i = GK_GRID1;
-    if (i < y_len) { y[i] = a * x[i] + y[i]; }
+    if (i < y_len) { y[i] = __fmul_rn(a, x[i]) + y[i]; }
 }
 "#
     ),

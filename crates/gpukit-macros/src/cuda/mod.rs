@@ -952,8 +952,10 @@ fn c_prec(op: BinOp) -> u8 {
         BinOp::Shl | BinOp::Shr => 7,
         BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => 9,
         BinOp::Eq | BinOp::Ne => 10,
-        // Bitwise operators are always parenthesised when nested (C++ ranks them below `==`).
-        BinOp::BitAnd | BinOp::BitXor | BinOp::BitOr => 11,
+        // C++ ranks the bitwise operators below `==` (Rust above), and apart from each other.
+        BinOp::BitAnd => 11,
+        BinOp::BitXor => 12,
+        BinOp::BitOr => 13,
         BinOp::And => 14,
         BinOp::Or => 15,
     }

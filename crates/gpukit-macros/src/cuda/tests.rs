@@ -94,6 +94,15 @@ fn integer_division_remainder_and_shifts_as_rust() {
 }
 
 #[test]
+fn bitwise_operators_keep_rust_grouping() {
+    // Rust ranks `&` above `^` above `|` above `==`; C++ ranks `==` above all three.
+    check(
+        "fn k(a: &mut [u32], b: &mut [bool]) { let i = grid(1); let (x, y) = (a[i], a[i] + 1); a[i] = (y | 1) & !x; a[i] = x ^ (y & 3) | (x | y) ^ 5; b[i] = x & 4 == 4; b[i] = (x == 1) | (y == 2); }",
+        &["a[i] = (y | 1u) & ~x;", "a[i] = x ^ y & 3u | (x | y) ^ 5u;", "b[i] = (x & 4u) == 4u;", "b[i] = (bool)(x == 1u | y == 2u);"],
+    );
+}
+
+#[test]
 fn casts_follow_rust() {
     check(
         "fn k(f: &[f32], o: &mut [u8], p: &mut [i64], q: &mut [f32], r: &mut [u32]) { let i = grid(1); o[i] = f[i] as u8; p[i] = f[i] as i64; q[i] = p[i] as f32; r[i] = (f[i] > 0.5) as u32; let u = i as u32; r[i] = u; }",
