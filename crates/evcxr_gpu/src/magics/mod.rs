@@ -93,7 +93,10 @@ pub const LINE_MAGICS: &[(&str, &str)] = &[
         "%timeit [-n N] [-r R] EXPR: mean ± std of repeated runs, device synchronised",
     ),
     ("ptx", "%ptx NAME: the PTX a kernel compiled to"),
-    ("source", "%source NAME: the CUDA C++ source of a kernel"),
+    (
+        "source",
+        "%source [--full] NAME: the CUDA C++ source of a kernel (--full: with gpukit's prelude)",
+    ),
     ("lsmagic", "list the magics"),
 ];
 

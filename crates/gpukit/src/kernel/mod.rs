@@ -18,6 +18,8 @@ mod macros;
 mod module;
 pub mod profile;
 mod source;
+
+pub use source::{source_listing, without_prelude};
 mod vectorize;
 mod views;
 

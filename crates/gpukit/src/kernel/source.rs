@@ -20,3 +20,96 @@ pub fn ptx(info: &KernelInfo) -> Result<String> {
         Device::Cpu => Ok(compile_ptx(info.name, &source, FALLBACK_ARCH)?.to_string()),
     }
 }
+
+/// A kernel's CUDA C++ without gpukit's prelude (the `GPUKIT_PRELUDE_*` sections every generated
+/// kernel starts with), and the number of prelude lines left out. Source without a prelude (a
+/// `%%cuda` kernel) comes back whole, with 0.
+pub fn without_prelude(source: &str) -> (String, usize) {
+    let mut kept = Vec::new();
+    let mut omitted = 0;
+    // Depth of preprocessor conditionals inside a prelude section; 0 outside one.
+    let mut depth = 0usize;
+    let mut in_header = true;
+    let mut seen_section = false;
+    for line in source.lines() {
+        let t = line.trim_start();
+        if depth > 0 {
+            omitted += 1;
+            if t.starts_with("#if") {
+                depth += 1;
+            } else if t.starts_with("#endif") {
+                depth -= 1;
+            }
+            continue;
+        }
+        if t.starts_with("#ifndef GPUKIT_PRELUDE_") {
+            omitted += 1;
+            depth = 1;
+            seen_section = true;
+            continue;
+        }
+        // The prelude's opening comment, and blank lines between sections.
+        let header_comment = !seen_section && t.starts_with("//");
+        if in_header && (header_comment || t.is_empty()) && source.contains("GPUKIT_PRELUDE_") {
+            omitted += 1;
+            continue;
+        }
+        in_header = false;
+        kept.push(line);
+    }
+    if omitted == 0 {
+        return (source.to_string(), 0);
+    }
+    while kept.first().is_some_and(|l| l.trim().is_empty()) {
+        kept.remove(0);
+    }
+    (kept.join("\n"), omitted)
+}
+
+/// What `%source NAME` prints: the kernel's own code, with a line saying how much prelude was
+/// left out; `full` prints everything NVRTC compiles.
+pub fn source_listing(source: &str, full: bool) -> String {
+    if full {
+        return source.to_string();
+    }
+    match without_prelude(source) {
+        (text, 0) => text,
+        (text, n) => format!(
+            "// (gpukit's prelude, {n} lines of helpers for Rust semantics, is left out: `%source --full` shows it)\n{text}"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GENERATED: &str = "// gpukit prelude: helpers.\n// Only the sections a kernel uses.\n\n#ifndef GPUKIT_PRELUDE_BOUNDS\n#define GPUKIT_PRELUDE_BOUNDS\n#if __CUDA_ARCH__ >= 700\nint a;\n#endif\nint b;\n#endif\n#ifndef GPUKIT_PRELUDE_INT\n#define GPUKIT_PRELUDE_INT\nint c;\n#endif\n\n// helper\n__device__ float f(float x) { return x; }\nextern \"C\" __global__ void k(float* x) {\n    x[0] = f(1.0f);\n}\n";
+
+    #[test]
+    fn prelude_sections_are_left_out_and_counted() {
+        let (text, n) = without_prelude(GENERATED);
+        assert_eq!(
+            text,
+            "__device__ float f(float x) { return x; }\nextern \"C\" __global__ void k(float* x) {\n    x[0] = f(1.0f);\n}"
+                .replace("__device__", "// helper\n__device__")
+        );
+        assert_eq!(n, 15);
+    }
+
+    #[test]
+    fn source_without_prelude_is_unchanged() {
+        let raw = "// my kernel\nextern \"C\" __global__ void k() {}\n";
+        assert_eq!(without_prelude(raw), (raw.to_string(), 0));
+        assert_eq!(source_listing(raw, false), raw);
+    }
+
+    #[test]
+    fn listing_says_what_was_left_out_unless_full() {
+        let short = source_listing(GENERATED, false);
+        assert!(short.starts_with("// (gpukit's prelude, 15 lines"));
+        assert!(short.contains("__global__ void k"));
+        assert!(!short.contains("GPUKIT_PRELUDE"));
+        assert_eq!(source_listing(GENERATED, true), GENERATED);
+    }
+}
