@@ -134,6 +134,12 @@
 //! `#[kernel(unchecked)]` removes the checks on both sides for speed: an out-of-range index is
 //! then undefined behaviour, as in CUDA C++.
 //!
+//! On the GPU a check is one compare and one unlikely branch to an error path that never
+//! returns, so checked loads are still issued together. Measured on an H100: `y = a * x + b`
+//! costs 0.8% more checked; the lesson 3.0 blur (36 loads per pixel) 2.04 ms checked against
+//! 1.63 ms unchecked, +25%, mostly because the indices an error would report stay in registers
+//! (64 per thread instead of 48), so fewer threads fit on a multiprocessor.
+//!
 //! ## What is rejected, and why
 //!
 //! * Closures, iterators (`.iter()`, `.map()`, `.sum()`), `if let`, `?`, async, labels, and

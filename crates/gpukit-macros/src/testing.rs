@@ -36,6 +36,13 @@ pub fn body(cuda_source: &str) -> &str {
 /// libnvrtc cannot be loaded, unless `GPUKIT_REQUIRE_NVRTC=1`, in which case that fails.
 /// A compile error panics with NVRTC's log and the numbered source.
 pub fn nvrtc_compiles(source: &str) -> bool {
+    nvrtc_ptx(source).is_some()
+}
+
+/// The PTX NVRTC makes of `source` for compute_90 (the options gpukit uses), or `None` (after
+/// printing why) when libnvrtc cannot be loaded, unless `GPUKIT_REQUIRE_NVRTC=1`, in which case
+/// that fails. A compile error panics with NVRTC's log and the numbered source.
+pub fn nvrtc_ptx(source: &str) -> Option<String> {
     // SAFETY: only probes whether the shared library can be loaded.
     let present = unsafe { cudarc::nvrtc::sys::is_culib_present() };
     if !present {
@@ -43,7 +50,7 @@ pub fn nvrtc_compiles(source: &str) -> bool {
             panic!("GPUKIT_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded (put its folder on LD_LIBRARY_PATH)");
         }
         println!("skipped: libnvrtc not found (NVRTC compile check not run)");
-        return false;
+        return None;
     }
     let opts = cudarc::nvrtc::CompileOptions {
         arch: Some("compute_90"),
@@ -51,7 +58,7 @@ pub fn nvrtc_compiles(source: &str) -> bool {
         ..Default::default()
     };
     match cudarc::nvrtc::compile_ptx_with_opts(source, opts) {
-        Ok(_) => true,
+        Ok(ptx) => Some(ptx.to_src()),
         Err(e) => {
             let numbered: String = source
                 .lines()

@@ -217,6 +217,31 @@ mod generated {
             out[[r, col]] = 1.0;
         }
     }
+
+    /// Three taps per thread, then an atomic and a store: threads past `img.shape(1)` fail on
+    /// axis 1 after their first store and must do neither of the later side effects.
+    #[kernel]
+    pub fn taps(img: &View3<f32>, out: &mut [f32], count: &mut [u32]) {
+        let i = grid(1);
+        if i < out.len() {
+            out[i] = -1.0;
+            let mut s = 0.0f32;
+            for k in 0..3 {
+                s += img[[0, i, k]];
+            }
+            atomic_add(&mut count[0], 1);
+            out[i] = s;
+        }
+    }
+
+    /// Row 0 reads `a[[0 - 1, c]]`: usize arithmetic wraps, so the index is `u64::MAX`.
+    #[kernel]
+    pub fn above(a: &View2<f32>, out: &mut View2<f32>) {
+        let (c, r) = grid2();
+        if r < out.shape(0) && c < out.shape(1) {
+            out[[r, c]] = a[[r - 1, c]] + a[[r, c]];
+        }
+    }
 }
 
 #[test]
@@ -253,4 +278,70 @@ fn generated_kernels_report_the_same_error_on_both_backends() {
     assert_eq!(gpu_err.thread[0], 3);
     assert_eq!(gpu_err.index, 8 + gpu_err.thread[1] as u64);
     assert_eq!(cpu_out.to_vec().unwrap(), gpu_out.to_vec().unwrap());
+}
+
+/// Checked loads are issued together (the error path never returns), yet a failing thread still
+/// stops at the failing access: its earlier store stays, its later atomic and store do not happen.
+#[test]
+fn failing_threads_stop_before_later_side_effects() {
+    use generated::{above, taps};
+    let data: Vec<f32> = (0..300).map(|v| v as f32).collect();
+    let sums: Vec<f32> = (0..100).map(|i| (9 * i + 3) as f32).collect();
+    let mut devices = vec![Device::Cpu];
+    let held = gpu();
+    if let Some((g, _)) = &held {
+        devices.push(*g);
+    }
+    for dev in &devices {
+        let img = Array::from_vec_on(data.clone(), vec![1, 100, 3], dev).unwrap();
+        let mut out = Array::<f32>::zeros_on(128, dev).unwrap();
+        let mut count = Array::<u32>::zeros_on(1, dev).unwrap();
+        let launched = launch!(taps[1, 128](&img, &mut out, &mut count));
+        let e = oob(match dev {
+            Device::Cpu => launched.unwrap_err(),
+            _ => {
+                launched.unwrap();
+                dev.synchronize().unwrap_err()
+            }
+        });
+        assert_eq!(
+            (e.kernel.as_str(), e.array.as_str(), e.axis, e.len, e.block),
+            ("taps", "img", 1, 100, [0, 0, 0]),
+            "{dev:?}"
+        );
+        assert!(
+            (100..128).contains(&e.index) && e.thread == [e.index as u32, 0, 0],
+            "{e}"
+        );
+        let out = out.to_vec().unwrap();
+        assert_eq!(&out[..100], &sums[..], "{dev:?}");
+        assert!(out[100..].iter().all(|&v| v == -1.0), "{dev:?}: {out:?}");
+        assert_eq!(count.to_vec().unwrap(), [100], "{dev:?}");
+
+        let a = Array::from_vec_on((0..64).map(|v| v as f32).collect(), vec![8, 8], dev).unwrap();
+        let mut out = Array::<f32>::full_on(vec![8, 8], 7.0, dev).unwrap();
+        let launched = launch!(above[(1, 1), (8, 8)](&a, &mut out));
+        let e = oob(match dev {
+            Device::Cpu => launched.unwrap_err(),
+            _ => {
+                launched.unwrap();
+                dev.synchronize().unwrap_err()
+            }
+        });
+        assert_eq!(
+            (e.array.as_str(), e.index, e.len, e.axis, e.thread[1]),
+            ("a", u64::MAX, 8, 0, 0),
+            "{dev:?}"
+        );
+        let out = out.to_vec().unwrap();
+        assert!(out[..8].iter().all(|&v| v == 7.0), "{dev:?}: {out:?}");
+        for (k, &v) in out.iter().enumerate().skip(8) {
+            assert_eq!(v, (2 * k - 8) as f32, "{dev:?} at {k}");
+        }
+    }
+    // The context survives.
+    if let Some((g, _)) = &held {
+        let x = Array::from_vec_on(vec![1.0f32; 10], 10, g).unwrap();
+        assert_eq!(x.to_vec().unwrap(), vec![1.0f32; 10]);
+    }
 }

@@ -5,8 +5,12 @@
 // @section bounds
 // Bounds errors. The record has 16 slots: [0] flag, [1] array id, [2] index, [3] len, [4] axis,
 // [5..8] threadIdx, [8..11] blockIdx. The first failing thread fills it; every failing thread
-// stops (as a Rust thread would return).
-__device__ __noinline__ void __gk_oob(unsigned long long* err, unsigned long long id,
+// stops (as a Rust thread would return). `__gk_oob` never returns (PTX `exit`), and says so: a
+// check is then one branch to a cold block that leaves the thread, so the checked accesses stay in
+// one straight line that the compiler schedules like unchecked code (loads issued back to back,
+// checks of loop-invariant indices merged). A check that could return would end a basic block
+// before every access and serialise the loads.
+__device__ __noinline__ __attribute__((noreturn)) void __gk_oob(unsigned long long* err, unsigned long long id,
                                       unsigned long long index, unsigned long long len,
                                       unsigned long long axis) {
     if (atomicCAS(err, 0ull, 1ull) == 0ull) {
@@ -16,6 +20,7 @@ __device__ __noinline__ void __gk_oob(unsigned long long* err, unsigned long lon
         __threadfence_system();
     }
     asm volatile("exit;" ::: "memory");
+    __builtin_unreachable();
 }
 
 // A `&[T]` / `&mut [T]` parameter or a shared array, bounds checked.
@@ -23,11 +28,12 @@ template <class T> struct __gk_slice {
     T* ptr; unsigned long long n; unsigned long long id; unsigned long long* err;
     __device__ __forceinline__ unsigned long long len() const { return n; }
     __device__ __forceinline__ T& operator[](unsigned long long i) const {
-        if (i >= n) __gk_oob(err, id, i, n, 0);
+        if (__builtin_expect(i >= n, 0)) __gk_oob(err, id, i, n, 0);
         return ptr[i];
     }
 };
-// A `&View2<T>` / `&View3<T>` parameter (C order), bounds checked per axis.
+// A `&View2<T>` / `&View3<T>` parameter (C order), bounds checked per axis: one branch per access
+// on all axes at once (`|`, not `||`), the failing axis found on the cold path.
 template <class T, int N> struct __gk_view {
     T* ptr; unsigned long long d[N]; unsigned long long id; unsigned long long* err;
     __device__ __forceinline__ unsigned long long shape(int a) const { return d[a]; }
@@ -35,14 +41,18 @@ template <class T, int N> struct __gk_view {
         unsigned long long n = 1; for (int a = 0; a < N; a++) n *= d[a]; return n;
     }
     __device__ __forceinline__ T& operator()(unsigned long long i, unsigned long long j) const {
-        if (i >= d[0]) __gk_oob(err, id, i, d[0], 0);
-        if (j >= d[1]) __gk_oob(err, id, j, d[1], 1);
+        if (__builtin_expect((i >= d[0]) | (j >= d[1]), 0)) {
+            if (i >= d[0]) __gk_oob(err, id, i, d[0], 0);
+            __gk_oob(err, id, j, d[1], 1);
+        }
         return ptr[i * d[1] + j];
     }
     __device__ __forceinline__ T& operator()(unsigned long long i, unsigned long long j, unsigned long long k) const {
-        if (i >= d[0]) __gk_oob(err, id, i, d[0], 0);
-        if (j >= d[1]) __gk_oob(err, id, j, d[1], 1);
-        if (k >= d[2]) __gk_oob(err, id, k, d[2], 2);
+        if (__builtin_expect((i >= d[0]) | (j >= d[1]) | (k >= d[2]), 0)) {
+            if (i >= d[0]) __gk_oob(err, id, i, d[0], 0);
+            if (j >= d[1]) __gk_oob(err, id, j, d[1], 1);
+            __gk_oob(err, id, k, d[2], 2);
+        }
         return ptr[(i * d[1] + j) * d[2] + k];
     }
 };
