@@ -42,3 +42,24 @@ pub fn blur3(img: &View3<f32>, out: &mut View3<f32>) {
         }
     }
 }
+
+/// [`blur3`] with bounds checks off (`#[kernel(unchecked)]`), to measure what the checks cost.
+#[kernel(unchecked)]
+pub fn blur3_unchecked(img: &View3<f32>, out: &mut View3<f32>) {
+    let (x, y) = grid2();
+    let h = img.shape(0);
+    let w = img.shape(1);
+    if y < h && x < w {
+        for c in 0..img.shape(2) {
+            let mut acc = 0.0f32;
+            for dy in 0..3 {
+                for dx in 0..3 {
+                    let yy = (y + dy).max(1).min(h) - 1;
+                    let xx = (x + dx).max(1).min(w) - 1;
+                    acc += img[[yy, xx, c]];
+                }
+            }
+            out[[y, x, c]] = acc / 9.0;
+        }
+    }
+}
