@@ -32,7 +32,6 @@ NOT_YET = [
     ("matmul (float32, 8192^2)", "gpukit has no matmul (cuBLAS) yet"),
     ("matmul (float64, 8192^2)", "gpukit has no matmul (cuBLAS) yet"),
     ("random (float64, 10000x5000)", "gpukit has no random (cuRAND) yet"),
-    ("to_device / to_host 2 GiB (pinned host memory)", "gpukit has no pinned host buffers yet"),
 ]
 
 

@@ -224,14 +224,21 @@ def run_all(warmup: int, reps: int, only: str | None, emit):
         emit(row(name, samples, check, 0, unit="per_launch",
                  note="gpu_ms = host time per operation, wall_ms = per operation including the device draining the queue"))
 
-    if wants("pageable"):
+    transfers = (
+        "to_device 2 GiB (pageable host memory)",
+        "to_host 2 GiB (pageable host memory)",
+        "to_device 2 GiB (pinned host memory)",
+        "to_host 2 GiB (pinned host memory)",
+    )
+    if any(wants(n) for n in transfers):
+        import cupyx
         import numpy as np
         host = (np.arange(N, dtype=np.int64) % 1000).astype(np.float64) * 0.5
-        name = "to_device 2 GiB (pageable host memory)"
+        name = transfers[0]
         if wants(name):
             check = summary(cp.asarray(host))
             emit(row(name, measure(1, min(reps, 3), lambda: cp.asarray(host)), check, N * 8))
-        name = "to_host 2 GiB (pageable host memory)"
+        name = transfers[1]
         if wants(name):
             d = cp.asarray(host)
             v = d.get()
@@ -239,6 +246,28 @@ def run_all(warmup: int, reps: int, only: str | None, emit):
             del v
             emit(row(name, measure(1, min(reps, 3), lambda: d.get()), check, N * 8))
             del d
+        name = transfers[2]
+        if wants(name):
+            pinned = cupyx.empty_pinned((N,), dtype=np.float64)
+            pinned[:] = host
+
+            def upload():
+                d = cp.empty(N, dtype=cp.float64)
+                d.set(pinned)
+                return d
+            check = summary(upload())
+            emit(row(name, measure(1, min(reps, 3), upload), check, N * 8,
+                     note="pinned numpy array -> new device array (empty + set)"))
+            del pinned
+        name = transfers[3]
+        if wants(name):
+            d = cp.asarray(host)
+            out = cupyx.empty_pinned((N,), dtype=np.float64)
+            d.get(out=out)
+            check = [float(out.sum()), float(out[0]), float(out[N // 2]), float(out[N - 1])]
+            emit(row(name, measure(1, min(reps, 3), lambda: d.get(out=out)), check, N * 8,
+                     note="device array -> existing pinned numpy array (get(out=...))"))
+            del d, out
         del host
 
 

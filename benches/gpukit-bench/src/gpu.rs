@@ -265,9 +265,15 @@ pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
                    note: "gpu_ms = host time per operation, wall_ms = per operation including the device draining the queue" });
     }
 
-    if opts.wants("pageable") {
+    const TRANSFERS: [&str; 4] = [
+        "to_device 2 GiB (pageable host memory)",
+        "to_host 2 GiB (pageable host memory)",
+        "to_device 2 GiB (pinned host memory)",
+        "to_host 2 GiB (pinned host memory)",
+    ];
+    if TRANSFERS.iter().any(|n| opts.wants(n)) {
         let host: Vec<f64> = (0..N).map(|i| (i % 1000) as f64 * 0.5).collect();
-        let name = "to_device 2 GiB (pageable host memory)";
+        let name = TRANSFERS[0];
         if opts.wants(name) {
             let check = summary(&Array::from_slice_on(&host, &dev)?)?;
             let s = measure(1, r.min(3), || Ok(()), || {
@@ -276,7 +282,7 @@ pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
             })?;
             emit(Row { name, samples: s, check, bytes: (N * 8) as f64, unit: "op", note: "" });
         }
-        let name = "to_host 2 GiB (pageable host memory)";
+        let name = TRANSFERS[1];
         if opts.wants(name) {
             let a = Array::from_slice_on(&host, &dev)?;
             let v = a.to_vec()?;
@@ -287,6 +293,27 @@ pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
                 Ok(())
             })?;
             emit(Row { name, samples: s, check, bytes: (N * 8) as f64, unit: "op", note: "" });
+        }
+        let name = TRANSFERS[2];
+        if opts.wants(name) {
+            let pinned = PinnedBuffer::from_slice_on(&host, &dev)?;
+            let check = summary(&Array::from_pinned_on(&pinned, N, &dev)?)?;
+            let s = measure(1, r.min(3), || Ok(()), || {
+                let _a = Array::from_pinned_on(&pinned, N, &dev)?;
+                Ok(())
+            })?;
+            emit(Row { name, samples: s, check, bytes: (N * 8) as f64, unit: "op",
+                       note: "PinnedBuffer -> new device array (Array::from_pinned_on)" });
+        }
+        let name = TRANSFERS[3];
+        if opts.wants(name) {
+            let a = Array::from_slice_on(&host, &dev)?;
+            let mut pinned = PinnedBuffer::<f64>::zeros_on(N, &dev)?;
+            a.copy_to_pinned(&mut pinned)?;
+            let check = vec![pinned.iter().sum(), pinned[0], pinned[N / 2], pinned[N - 1]];
+            let s = measure(1, r.min(3), || Ok(()), || a.copy_to_pinned(&mut pinned))?;
+            emit(Row { name, samples: s, check, bytes: (N * 8) as f64, unit: "op",
+                       note: "device array -> existing PinnedBuffer (copy_to_pinned)" });
         }
     }
     Ok(())

@@ -35,7 +35,7 @@ pub mod kernel;
 pub mod nvml;
 mod process;
 
-pub use array::{Array, IntoRhs, IntoShape, Rhs};
+pub use array::{Array, IntoRhs, IntoShape, PinnedBuffer, Rhs};
 pub use backend::memory::{memory_stats, MemoryStats};
 pub use device::{
     cuda_device_count, cuda_unavailable_reason, default_device, set_default_device, synchronize,
@@ -53,7 +53,7 @@ pub use kernel::private as __private;
 
 /// Everything a notebook needs, in one `use gpukit::prelude::*;`.
 pub mod prelude {
-    pub use crate::array::Array;
+    pub use crate::array::{Array, PinnedBuffer};
     pub use crate::device::{default_device, set_default_device, synchronize, Device};
     pub use crate::element::{DType, Element, Float, Numeric};
     pub use crate::error::{Error, Result};

@@ -1,10 +1,10 @@
 //! `Array<T>`: an n-dimensional, C-contiguous array that owns its buffer on one device.
 //!
 //! Submodules, one concept each: `storage` (host or device buffer), `construct` (zeros, arange,
-//! from ndarray, ...), `transfer` (to_device, to_host, reshape, astype), `ops` (elementwise
-//! arithmetic and operators), `math` (unary functions, comparisons), `reduce` (sum, mean, min,
-//! max), `display` (CuPy-like repr and the evcxr display hook), `kernels` (the built-in CUDA
-//! kernels).
+//! from ndarray, ...), `transfer` (to_device, to_host, reshape, astype), `pinned` (pinned host
+//! buffers and their copies), `ops` (elementwise arithmetic and operators), `math` (unary
+//! functions, comparisons), `reduce` (sum, mean, min, max), `display` (CuPy-like repr and the
+//! evcxr display hook), `kernels` (the built-in CUDA kernels).
 
 mod construct;
 mod display;
@@ -12,12 +12,14 @@ pub(crate) mod kernels;
 mod math;
 mod op;
 mod ops;
+mod pinned;
 mod reduce;
 mod storage;
 mod transfer;
 
 pub use construct::IntoShape;
 pub use ops::{IntoRhs, Rhs};
+pub use pinned::PinnedBuffer;
 
 pub(crate) use storage::Storage;
 

@@ -1,6 +1,7 @@
 //! Moving and reshaping arrays: to_device, to_host, to_vec, clones, reshape, astype.
 
 use super::{checked_size, kernels, Array, Storage};
+use crate::backend::cuda::CudaBackend;
 use crate::backend::memory;
 use crate::device::Device;
 use crate::element::Element;
@@ -9,12 +10,24 @@ use std::mem::ManuallyDrop;
 
 impl<T: Element> Array<T> {
     /// A copy of this array on `device` (a plain copy when it already lives there).
+    ///
+    /// Large copies between host and GPU are staged through pinned buffers by several threads,
+    /// near the link's rate; [`PinnedBuffer`](crate::PinnedBuffer) skips the staging copy.
     pub fn to_device(&self, device: &Device) -> Result<Array<T>> {
         if *device == self.device() {
             return self.try_clone();
         }
-        let data = self.read_elements()?;
-        Array::from_host(data, self.shape().to_vec(), device)
+        match (self.storage(), device) {
+            (Storage::Cpu(v), Device::Cuda(i)) => {
+                let backend = CudaBackend::get(*i)?;
+                let slice = backend.upload(v)?;
+                Array::from_storage(self.shape().to_vec(), Storage::Cuda { backend, slice })
+            }
+            _ => {
+                let data = self.read_elements()?;
+                Array::from_host(data, self.shape().to_vec(), device)
+            }
+        }
     }
 
     /// The elements copied to host memory as an ndarray array of the same shape.

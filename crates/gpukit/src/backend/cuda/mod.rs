@@ -5,8 +5,10 @@
 //! is missing (it would panic).
 
 mod nvrtc;
+pub(crate) mod pinned;
 mod pool;
 mod probe;
+pub(crate) mod staging;
 
 #[allow(unused_imports)]
 pub(crate) use nvrtc::{cache_dir, compile_ptx, nvrtc_version, ptx_entries};
@@ -17,7 +19,10 @@ use crate::device::{CudaProperties, Device};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use cudarc::driver::sys::CUdevice_attribute as Attr;
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
+    DriverError,
+};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -70,6 +75,8 @@ pub(crate) struct CudaBackend {
     arch: String,
     properties: CudaProperties,
     pool: Option<pool::Pool>,
+    /// Pinned buffers that large pageable transfers are staged through (allocated on first use).
+    staging: staging::Buffers,
     modules: Mutex<HashMap<String, Arc<CompiledModule>>>,
     pending: Mutex<Option<Error>>,
 }
@@ -145,6 +152,7 @@ impl CudaBackend {
             arch,
             properties,
             pool,
+            staging: staging::Buffers::default(),
             modules: Mutex::new(HashMap::new()),
             pending: Mutex::new(None),
         })
@@ -253,16 +261,26 @@ impl CudaBackend {
         Ok(s)
     }
 
-    /// Copies host data into a new device buffer (asynchronously ordered on the stream).
+    /// Copies host data into a new device buffer (ordered on the stream; `data` may be reused
+    /// when this returns). Large copies are staged through pinned buffers ([`staging`]).
     pub(crate) fn upload<T: Element>(&self, data: &[T]) -> Result<CudaSlice<T>> {
         // SAFETY: fully overwritten by the copy (or length 0, never read).
         let mut s = unsafe { self.alloc::<T>(data.len())? };
-        if !data.is_empty() {
-            self.stream
-                .memcpy_htod(data, &mut s)
-                .map_err(|e| driver_err("copying to the device", e))?;
-        }
+        self.upload_into(data, &mut s)?;
         Ok(s)
+    }
+
+    /// Copies host data into the start of an existing device buffer (see [`CudaBackend::upload`]).
+    pub(crate) fn upload_into<T: Element>(&self, data: &[T], dst: &mut CudaSlice<T>) -> Result<()> {
+        if data.len() > dst.len() {
+            return Err(Error::Other(format!(
+                "internal: copy of {} elements into a buffer of {}",
+                data.len(),
+                dst.len()
+            )));
+        }
+        let (ptr, _record) = dst.device_ptr_mut(&self.stream);
+        self.copy_htod_bytes(as_bytes(data), ptr)
     }
 
     /// Copies the first `len` elements of a device buffer to the host (waits for the stream).
@@ -271,13 +289,61 @@ impl CudaBackend {
     }
 
     /// Copies elements `start..start + len` of a device buffer to the host (waits for the stream).
+    /// Large copies are staged through pinned buffers and written into the new vector by several
+    /// threads (which also spreads its first-touch page faults over them).
     pub(crate) fn download_range<T: Element>(
         &self,
         slice: &CudaSlice<T>,
         start: usize,
         len: usize,
     ) -> Result<Vec<T>> {
-        let end = start
+        let (src, bytes) = self.device_range(slice, start, len)?;
+        let mut out: Vec<T> = Vec::new();
+        out.try_reserve_exact(len).map_err(|_| Error::OutOfMemory {
+            device: "cpu".into(),
+            requested: bytes,
+            free: crate::backend::cpu::available_memory().unwrap_or(0),
+        })?;
+        let dst = out.as_mut_ptr() as *mut u8;
+        let cfg = staging::config();
+        if cfg.stages_download(bytes) {
+            staging::advise_huge_pages(dst, bytes);
+            if cfg.prefault {
+                // SAFETY: `out` has room for `bytes` bytes, written only here until the copy.
+                unsafe { staging::par_prefault(dst, bytes) };
+            }
+        }
+        // SAFETY: `out` has room for `len` elements; they are all written before `set_len`.
+        unsafe {
+            self.copy_dtoh_bytes(src, dst, bytes)?;
+            out.set_len(len);
+        }
+        self.stream
+            .synchronize()
+            .map_err(|e| driver_err("waiting for the copy to the host", e))?;
+        Ok(out)
+    }
+
+    /// Copies elements `start..start + dst.len()` of a device buffer into `dst` (waits for them).
+    pub(crate) fn download_into<T: Element>(
+        &self,
+        slice: &CudaSlice<T>,
+        start: usize,
+        dst: &mut [T],
+    ) -> Result<()> {
+        let (src, bytes) = self.device_range(slice, start, dst.len())?;
+        // SAFETY: `dst` is a live, exclusively borrowed slice of `bytes` bytes.
+        unsafe { self.copy_dtoh_bytes(src, dst.as_mut_ptr() as *mut u8, bytes) }
+    }
+
+    /// The device address and byte length of elements `start..start + len` of `slice`.
+    fn device_range<T: Element>(
+        &self,
+        slice: &CudaSlice<T>,
+        start: usize,
+        len: usize,
+    ) -> Result<(cudarc::driver::sys::CUdeviceptr, usize)> {
+        start
             .checked_add(len)
             .filter(|&e| e <= slice.len())
             .ok_or_else(|| {
@@ -286,17 +352,9 @@ impl CudaBackend {
                     slice.len()
                 ))
             })?;
-        let mut out = vec![T::default(); len];
-        if len > 0 {
-            let view = slice.slice(start..end);
-            self.stream
-                .memcpy_dtoh(&view, &mut out[..])
-                .map_err(|e| driver_err("copying to the host", e))?;
-        }
-        self.stream
-            .synchronize()
-            .map_err(|e| driver_err("waiting for the copy to the host", e))?;
-        Ok(out)
+        let size = std::mem::size_of::<T>();
+        let (ptr, _record) = slice.device_ptr(&self.stream);
+        Ok((ptr + (start * size) as u64, len * size))
     }
 
     /// Compiles `source` with NVRTC for this device (PTX cache in memory and on disk) and loads
@@ -357,6 +415,12 @@ impl CudaBackend {
             }
         }
     }
+}
+
+/// The bytes of a slice of elements (plain data: every `Element` is `DeviceRepr`).
+pub(crate) fn as_bytes<T: Element>(data: &[T]) -> &[u8] {
+    // SAFETY: elements are plain values without padding; the bytes live as long as `data`.
+    unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, std::mem::size_of_val(data)) }
 }
 
 fn query_properties(ctx: &Arc<CudaContext>) -> Result<CudaProperties> {
