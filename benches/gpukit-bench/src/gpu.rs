@@ -318,3 +318,71 @@ pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
     }
     Ok(())
 }
+
+/// `gpukit-bench diag`: where the host time of a tiny operation goes (no JSON, no CuPy twin).
+/// Each line is the median host time per call over batches of [`DIAG_BATCH`] calls with the
+/// device synchronised between batches (outside the timed region, so the launch queue never
+/// fills), then the back-to-back rate over [`LAUNCHES`] calls and one synchronisation.
+pub fn diag(batches: usize) -> Result<()> {
+    set_default_device(Device::cuda(0)?);
+    let module = Module::from_cuda("extern \"C\" __global__ void empty_kernel() {}")?;
+    let k = module.kernel("empty_kernel")?;
+    let mut a = Array::<f32>::full(1, 1.5)?;
+    let b = Array::<f32>::full(1, 2.5)?;
+    let per_call = |label: &str, f: &mut dyn FnMut() -> Result<()>| -> Result<()> {
+        for _ in 0..DIAG_BATCH {
+            f()?;
+        }
+        synchronize()?;
+        let mut v = Vec::with_capacity(batches);
+        for _ in 0..batches.max(1) {
+            let t0 = std::time::Instant::now();
+            for _ in 0..DIAG_BATCH {
+                f()?;
+            }
+            v.push(t0.elapsed().as_secs_f64() * 1e6 / DIAG_BATCH as f64);
+            synchronize()?;
+        }
+        let t0 = std::time::Instant::now();
+        for _ in 0..LAUNCHES {
+            f()?;
+        }
+        let host = t0.elapsed().as_secs_f64() * 1e6 / LAUNCHES as f64;
+        synchronize()?;
+        let all = t0.elapsed().as_secs_f64() * 1e6 / LAUNCHES as f64;
+        println!(
+            "{label:<52} {:>7.2} us/call batched, {host:>7.2} back-to-back host, {all:>7.2} with drain",
+            crate::timing::median(&v)
+        );
+        Ok(())
+    };
+    per_call(
+        "empty kernel (Module::from_cuda + launch!)",
+        &mut || launch!(k[1, 1]()),
+    )?;
+    per_call("tiny a * 2 (new 1-element f32 array)", &mut || {
+        (&a * 2.0f32).map(drop)
+    })?;
+    per_call("tiny a + b (new array, two array operands)", &mut || {
+        (&a + &b).map(drop)
+    })?;
+    per_call("tiny a *= 1 in place (no allocation)", &mut || {
+        a.mul_in_place(1.0f32)
+    })?;
+    per_call("tiny a.sum() (launch, copy back, wait)", &mut || {
+        a.sum().map(drop)
+    })?;
+    profile::start();
+    per_call(
+        "empty kernel while profiling (2 events each)",
+        &mut || launch!(k[1, 1]()),
+    )?;
+    per_call("tiny a * 2 while profiling", &mut || {
+        (&a * 2.0f32).map(drop)
+    })?;
+    profile::stop()?;
+    Ok(())
+}
+
+/// Calls per timed batch of [`diag`].
+const DIAG_BATCH: usize = 256;

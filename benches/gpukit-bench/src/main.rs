@@ -3,6 +3,7 @@
 //! ```text
 //! gpukit-bench gpu [--warmup N] [--reps N] [--only SUBSTRING]   one round of the GPU workloads
 //! gpukit-bench cpu [--reps N] [--n ELEMENTS] [--only SUBSTRING] CPU backend against ndarray
+//! gpukit-bench diag [--reps BATCHES]                             host time of tiny operations
 //! ```
 //!
 //! Each row is printed as one JSON line on stdout (progress on stderr). benches/run.sh runs the GPU
@@ -27,7 +28,7 @@ struct Args {
 
 fn parse() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
-    let mode = it.next().ok_or("usage: gpukit-bench gpu|cpu [--warmup N] [--reps N] [--n N] [--only S]")?;
+    let mode = it.next().ok_or("usage: gpukit-bench gpu|cpu|diag [--warmup N] [--reps N] [--n N] [--only S]")?;
     let mut a = Args { mode, warmup: 3, reps: 10, n: 1 << 24, only: None };
     while let Some(flag) = it.next() {
         let val = it.next().ok_or(format!("{flag} needs a value"))?;
@@ -61,8 +62,9 @@ fn main() -> ExitCode {
             })
         }
         "cpu" => cpu::run_all(args.n, args.reps, args.only.as_deref(), &mut |j| println!("{}", j.render())),
+        "diag" => gpu::diag(args.reps),
         other => {
-            eprintln!("unknown mode {other}: gpu or cpu");
+            eprintln!("unknown mode {other}: gpu, cpu or diag");
             return ExitCode::from(2);
         }
     };

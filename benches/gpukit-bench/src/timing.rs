@@ -1,6 +1,11 @@
-//! Timing: warm-up, then repetitions each timed by CUDA events (gpukit's profiler brackets every
-//! kernel launch with two events on the device's stream) and by the host clock between two
+//! Timing: warm-up, then repetitions each timed by CUDA events and by the host clock between two
 //! synchronisations.
+//!
+//! The events are gpukit's profiler's: while it is on it brackets every kernel gpukit launches
+//! with two events on the device's stream, built-in array operations (`&a * 2.0`, `sum`,
+//! `Array::ones`, ...) as well as `#[kernel]`s and raw CUDA C, so a row's `gpu_ms` is the sum of
+//! its kernels' event times, as CuPy's side is timed with events. A repetition that launches no
+//! kernel (a transfer) has no `gpu_ms`; every repetition keeps its host time as `wall_ms`.
 
 use gpukit::prelude::*;
 use std::time::Instant;
@@ -95,15 +100,20 @@ mod tests {
     fn measure_on_cpu_counts_reps_and_runs_setup() {
         set_default_device(Device::cpu());
         let mut setups = 0;
-        let s = measure(2, 5, || {
-            setups += 1;
-            Ok(())
-        }, || {
-            let a = Array::<f64>::ones(1000)?;
-            let b = (&a * 2.0)?;
-            assert_eq!(b.sum()?, 2000.0);
-            Ok(())
-        })
+        let s = measure(
+            2,
+            5,
+            || {
+                setups += 1;
+                Ok(())
+            },
+            || {
+                let a = Array::<f64>::ones(1000)?;
+                let b = (&a * 2.0)?;
+                assert_eq!(b.sum()?, 2000.0);
+                Ok(())
+            },
+        )
         .unwrap();
         assert_eq!(s.len(), 5);
         assert_eq!(setups, 7);

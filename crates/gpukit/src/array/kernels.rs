@@ -1,23 +1,44 @@
 //! The built-in CUDA kernels behind array operations: their CUDA C++ source (one module per
 //! element type, one per cast) and how they are launched.
 //!
-//! Elementwise kernels are grid-stride loops over 16-byte packs (four `f32`, two `f64`, sixteen
-//! `u8` per load and store), with a scalar tail; reductions reduce a pack per step into a
-//! register, then the block in shared memory, then the block partials in a second launch.
+//! Elementwise kernels move 16-byte packs (two `f64`, four `f32`, sixteen `u8` per load and
+//! store), one per thread over a grid as large as the array, with a one-element tail; reductions
+//! fold several packs per iteration into a register per thread, combine each block with warp
+//! shuffles, and let the last block to finish combine the blocks' partials (one launch).
+//!
+//! Launches take the runtime's own path (`kernel::cuda::launch_values`): no allocation, no lock,
+//! no hashing of names per launch (each kernel has a fixed slot in a per-device table), and the
+//! profiler brackets them with CUDA events like every other kernel while it is on.
 
 use super::op::{BinOp, CmpOp, ReduceOp, UnOp};
-use crate::backend::cuda::{driver_err, CudaBackend};
+use crate::backend::cuda::CudaBackend;
 use crate::element::{DType, Element};
 use crate::error::Result;
-use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
-use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use crate::kernel::cuda::{launch_values, PerDevice};
+use crate::kernel::exports::{Dim3, LaunchConfig};
+use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr};
+use std::sync::OnceLock;
 
-/// Threads per block of every built-in kernel (a power of two: the block reduction needs it).
+/// Threads per block of every built-in kernel (a multiple of 32: the block reduction needs it).
 const THREADS: u32 = 256;
+/// Blocks per multiprocessor the grid of a one-element-per-thread loop (ramps, casts,
+/// comparisons of wide types) is capped at: one wave at full occupancy (8 x 256 threads).
+const LOOP_BLOCKS_PER_SM: u32 = 8;
+/// Most blocks of a launch (CUDA's grid limit along x); larger arrays loop.
+const MAX_BLOCKS: usize = i32::MAX as usize;
+/// 16-byte packs a thread of a reduction loads per iteration (`GK_RED_UNROLL`).
+const RED_UNROLL: usize = 8;
+/// Blocks per multiprocessor of a reduction: 4 x 256 threads, each with 8 packs (128 bytes) in
+/// flight. On an H100 over 2^28 f64 this reads at 103% of the copy rate; 8 blocks per
+/// multiprocessor were as fast for sums but 10% slower for max (presumably fewer of them fit
+/// at once with 8 packs in registers).
+const RED_BLOCKS_PER_SM: u32 = 4;
+/// Most blocks of a reduction: the partials buffer holds this many values of 8 bytes.
+const MAX_PARTIALS: u32 = 4096;
 
 /// Helpers shared by every built-in module.
 const PRELUDE: &str = r#"
+#define GK_RED_UNROLL 8
 typedef unsigned long long gk_u64;
 struct __align__(16) gk_v16 { unsigned int x, y, z, w; };
 template<typename T> union gk_pack { gk_v16 raw; T v[16 / sizeof(T)]; };
@@ -121,6 +142,11 @@ template<typename T> struct gk_scalar {
         return r; }
     __device__ __forceinline__ T at(gk_u64) const { return s; } };
 
+/* Elementwise loops over 16-byte packs, one pack per thread and iteration. The launch gives
+   every pack its own thread (a grid as large as the array: on an H100 this streams 6% faster than
+   a grid of a few blocks per multiprocessor that loops), so the loop normally runs once. Elements
+   past the last whole pack, or every element when a buffer is not 16-byte aligned or the output
+   is narrower than the input, take the one-element loop. */
 template<typename R, typename T, typename A, typename B, typename Op>
 __device__ __forceinline__ void gk_ew2(A a, B b, R* out, gk_u64 n, Op op) {
     constexpr int N = 16 / sizeof(T);
@@ -162,30 +188,82 @@ __device__ __forceinline__ void gk_ew1(A a, R* out, gk_u64 n, Op op) {
     }
     for (gk_u64 i = nv * N + tid; i < n; i += stride) { out[i] = op(a.at(i)); } }
 
+/* Warp shuffles of any element type (types narrower than int travel as int). */
+template<typename T> __device__ __forceinline__ T gk_shfl_down(T v, int offset) {
+    if constexpr (sizeof(T) < 4) { return (T)__shfl_down_sync(0xffffffffu, (int)v, offset); }
+    else { return __shfl_down_sync(0xffffffffu, v, offset); } }
+
+/* The block's values combined with `op` (valid in thread 0): within each warp by shuffles, then
+   the warps' results in warp 0. The block size is a multiple of 32. Callers separate two uses
+   by a __syncthreads(). */
 template<typename T, typename Op>
-__device__ __forceinline__ void gk_reduce(const T* in, gk_u64 n, T* out, T identity, Op op) {
-    __shared__ T sh[256];
-    constexpr int N = 16 / sizeof(T);
-    const gk_u64 tid = (gk_u64)blockIdx.x * blockDim.x + threadIdx.x;
-    const gk_u64 stride = (gk_u64)gridDim.x * blockDim.x;
-    T acc = identity;
-    gk_u64 nv = 0;
-    if ((((gk_u64)in) & 15) == 0) {
-        nv = n / N;
-        for (gk_u64 i = tid; i < nv; i += stride) {
-            gk_pack<T> x; x.raw = reinterpret_cast<const gk_v16*>(in)[i];
-            #pragma unroll
-            for (int k = 0; k < N; ++k) { acc = op(acc, x.v[k]); }
-        }
-    }
-    for (gk_u64 i = nv * N + tid; i < n; i += stride) { acc = op(acc, in[i]); }
-    sh[threadIdx.x] = acc;
+__device__ __forceinline__ T gk_block_reduce(T v, T identity, Op op) {
+    __shared__ T warps[32];
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    #pragma unroll
+    for (int off = 16; off > 0; off >>= 1) { v = op(v, gk_shfl_down(v, off)); }
+    if (lane == 0) { warps[warp] = v; }
     __syncthreads();
-    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s) { sh[threadIdx.x] = op(sh[threadIdx.x], sh[threadIdx.x + s]); }
-        __syncthreads();
+    if (warp == 0) {
+        v = lane < (blockDim.x >> 5) ? warps[lane] : identity;
+        #pragma unroll
+        for (int off = 16; off > 0; off >>= 1) { v = op(v, gk_shfl_down(v, off)); }
     }
-    if (threadIdx.x == 0) { out[blockIdx.x] = sh[0]; } }
+    return v; }
+
+/* A reduction in one launch. Each thread folds its elements in order, GK_RED_UNROLL packs per
+   iteration (all loaded before any is folded, so that they are in flight together; packs of one
+   iteration a block apart, so that a warp's loads are contiguous), the block combines its
+   threads, and the last block to finish (counted in `counter`, which it resets to 0) combines the
+   blocks' partials in block order: the result depends on the grid size only, never on timing. */
+template<typename T, typename Op>
+__device__ __forceinline__ void gk_reduce(const T* in, gk_u64 n, T* partial, unsigned int* counter,
+                                          T* out, T identity, Op op) {
+    constexpr int N = 16 / sizeof(T);
+    constexpr int U = GK_RED_UNROLL;
+    T acc = identity;
+    gk_u64 done = 0;
+    if ((((gk_u64)in) & 15) == 0) {
+        const gk_u64 nv = n / N;
+        const gk_u64 step = (gk_u64)gridDim.x * blockDim.x * U;
+        for (gk_u64 base = (gk_u64)blockIdx.x * blockDim.x * U + threadIdx.x; base < nv; base += step) {
+            gk_pack<T> x[U];
+            #pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const gk_u64 i = base + (gk_u64)u * blockDim.x;
+                if (i < nv) { x[u].raw = reinterpret_cast<const gk_v16*>(in)[i]; }
+            }
+            #pragma unroll
+            for (int u = 0; u < U; ++u) {
+                if (base + (gk_u64)u * blockDim.x < nv) {
+                    #pragma unroll
+                    for (int k = 0; k < N; ++k) { acc = op(acc, x[u].v[k]); }
+                }
+            }
+        }
+        done = nv * N;
+    }
+    const gk_u64 stride = (gk_u64)gridDim.x * blockDim.x;
+    for (gk_u64 i = done + (gk_u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        acc = op(acc, in[i]); }
+    acc = gk_block_reduce(acc, identity, op);
+    if (gridDim.x == 1) {
+        if (threadIdx.x == 0) { *out = acc; }
+        return;
+    }
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        partial[blockIdx.x] = acc;
+        __threadfence();
+        last = atomicAdd(counter, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) { return; }
+    __threadfence();
+    T v = identity;
+    for (unsigned i = threadIdx.x; i < gridDim.x; i += blockDim.x) { v = op(v, ((volatile T*)partial)[i]); }
+    v = gk_block_reduce(v, identity, op);
+    if (threadIdx.x == 0) { *out = v; *counter = 0u; } }
 
 struct gk_op_add { template<typename T> __device__ __forceinline__ T operator()(T a, T b) const { return gk_add(a, b); } };
 struct gk_op_sub { template<typename T> __device__ __forceinline__ T operator()(T a, T b) const { return gk_sub(a, b); } };
@@ -283,7 +361,7 @@ pub(crate) fn ops_source(d: DType) -> String {
         }
         for op in ReduceOp::ALL {
             let o = op.name();
-            k(format!("{o}_{s}(const {t}* in, gk_u64 n, {t}* out, {t} identity) {{ gk_reduce<{t}>(in, n, out, identity, gk_op_{o}()); }}"));
+            k(format!("{o}_{s}(const {t}* in, gk_u64 n, {t}* partial, unsigned int* counter, {t}* out, {t} identity) {{ gk_reduce<{t}>(in, n, partial, counter, out, identity, gk_op_{o}()); }}"));
         }
     }
     let _ = writeln!(src);
@@ -318,25 +396,138 @@ enum Module {
     Cast(DType, DType),
 }
 
+impl Module {
+    /// NVRTC program name and source.
+    fn program(self) -> (String, String) {
+        match self {
+            Module::Ops(d) => (format!("gpukit_ops_{}", suffix(d)), ops_source(d)),
+            Module::Cast(a, b) => (format!("gpukit_{}", cast_name(a, b)), cast_source(a, b)),
+        }
+    }
+}
+
+/// Every element type, in [`dtype_index`] order.
+const ALL_DTYPES: [DType; 8] = [
+    DType::Bool,
+    DType::U8,
+    DType::I32,
+    DType::I64,
+    DType::U32,
+    DType::U64,
+    DType::F32,
+    DType::F64,
+];
+
+fn dtype_index(d: DType) -> usize {
+    match d {
+        DType::Bool => 0,
+        DType::U8 => 1,
+        DType::I32 => 2,
+        DType::I64 => 3,
+        DType::U32 => 4,
+        DType::U64 => 5,
+        DType::F32 => 6,
+        DType::F64 => 7,
+    }
+}
+
+/// Which operands of a two-operand kernel are arrays (`a`) and which scalars (`s`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    Aa,
+    As,
+    Sa,
+}
+
+impl Form {
+    fn name(self) -> &'static str {
+        match self {
+            Form::Aa => "aa",
+            Form::As => "as",
+            Form::Sa => "sa",
+        }
+    }
+}
+
+/// One built-in kernel (its element type included).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Builtin {
+    Fill(DType),
+    Copy(DType),
+    Ramp(DType),
+    Powf(DType),
+    Reduce(ReduceOp, DType),
+    Unary(UnOp, DType),
+    Compare(CmpOp, Form, DType),
+    Binary(BinOp, Form, DType),
+    Cast(DType, DType),
+}
+
+/// Slots of one element type's ops module in the function table.
+const OPS_SLOTS: usize = 48;
+/// Slots of a device's function table: the ops modules, then the 64 casts.
+const SLOTS: usize = ALL_DTYPES.len() * OPS_SLOTS + ALL_DTYPES.len() * ALL_DTYPES.len();
+
+impl Builtin {
+    /// The kernel's fixed place in a device's function table.
+    fn slot(self) -> usize {
+        let (d, k) = match self {
+            Builtin::Fill(d) => (d, 0),
+            Builtin::Copy(d) => (d, 1),
+            Builtin::Ramp(d) => (d, 2),
+            Builtin::Powf(d) => (d, 3),
+            Builtin::Reduce(op, d) => (d, 4 + op as usize),
+            Builtin::Unary(op, d) => (d, 7 + op as usize),
+            Builtin::Compare(op, f, d) => (d, 15 + 2 * op as usize + f as usize),
+            Builtin::Binary(op, f, d) => (d, 27 + 3 * op as usize + f as usize),
+            Builtin::Cast(a, b) => {
+                return ALL_DTYPES.len() * OPS_SLOTS
+                    + dtype_index(a) * ALL_DTYPES.len()
+                    + dtype_index(b)
+            }
+        };
+        dtype_index(d) * OPS_SLOTS + k
+    }
+
+    /// The kernel's name in its module (and in profiles and errors).
+    fn name(self) -> String {
+        match self {
+            Builtin::Fill(d) => format!("fill_{}", suffix(d)),
+            Builtin::Copy(d) => format!("copy_{}", suffix(d)),
+            Builtin::Ramp(d) => format!("ramp_{}", suffix(d)),
+            Builtin::Powf(d) => format!("powf_as_{}", suffix(d)),
+            Builtin::Reduce(op, d) => format!("{}_{}", op.name(), suffix(d)),
+            Builtin::Unary(op, d) => format!("{}_{}", op.name(), suffix(d)),
+            Builtin::Compare(op, f, d) => format!("{}_{}_{}", op.name(), f.name(), suffix(d)),
+            Builtin::Binary(op, f, d) => format!("{}_{}_{}", op.name(), f.name(), suffix(d)),
+            Builtin::Cast(a, b) => cast_name(a, b),
+        }
+    }
+
+    fn module(self) -> Module {
+        match self {
+            Builtin::Fill(d)
+            | Builtin::Copy(d)
+            | Builtin::Ramp(d)
+            | Builtin::Powf(d)
+            | Builtin::Reduce(_, d)
+            | Builtin::Unary(_, d)
+            | Builtin::Compare(_, _, d)
+            | Builtin::Binary(_, _, d) => Module::Ops(d),
+            Builtin::Cast(a, b) => Module::Cast(a, b),
+        }
+    }
+}
+
 /// Every built-in module as `(program name, source)`.
 pub(crate) fn all_sources() -> Vec<(String, String)> {
-    const ALL: [DType; 8] = [
-        DType::Bool,
-        DType::U8,
-        DType::I32,
-        DType::I64,
-        DType::U32,
-        DType::U64,
-        DType::F32,
-        DType::F64,
-    ];
-    let mut v: Vec<(String, String)> = ALL
+    let mut v: Vec<(String, String)> = ALL_DTYPES
         .iter()
-        .map(|&d| (format!("gpukit_ops_{}", suffix(d)), ops_source(d)))
+        .map(|&d| Module::Ops(d).program())
         .collect();
-    for &a in &ALL {
-        for &b in &ALL {
-            v.push((format!("gpukit_{}", cast_name(a, b)), cast_source(a, b)));
+    for &a in &ALL_DTYPES {
+        for &b in &ALL_DTYPES {
+            v.push(Module::Cast(a, b).program());
         }
     }
     v
@@ -352,41 +543,97 @@ pub(crate) fn precompile(backend: &CudaBackend) -> Result<usize> {
     Ok(sources.len())
 }
 
-/// Loads (compiling once per device) the built-in kernel `name` of `module`.
-fn function(backend: &CudaBackend, module: Module, name: &str) -> Result<CudaFunction> {
-    type Cache = Mutex<HashMap<(usize, String), CudaFunction>>;
-    static FUNCTIONS: OnceLock<Cache> = OnceLock::new();
-    let cache = FUNCTIONS.get_or_init(Default::default);
-    let key = (backend.ordinal(), name.to_string());
-    if let Some(f) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
-        return Ok(f.clone());
+/// A loaded built-in kernel.
+struct Loaded {
+    func: CudaFunction,
+    name: String,
+}
+
+/// One device's built-in kernels, each in its fixed slot, loaded on first use.
+struct Table(Box<[OnceLock<Loaded>]>);
+
+impl Default for Table {
+    fn default() -> Table {
+        Table((0..SLOTS).map(|_| OnceLock::new()).collect())
     }
-    let (program, source) = match module {
-        Module::Ops(d) => (format!("gpukit_ops_{}", suffix(d)), ops_source(d)),
-        Module::Cast(a, b) => (format!("gpukit_{}", cast_name(a, b)), cast_source(a, b)),
-    };
-    let f = backend.compile(&program, &source)?.function(name)?;
-    cache
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(key, f.clone());
-    Ok(f)
 }
 
-/// Blocks for `work` items of one thread each: enough to fill the GPU, capped so that
-/// grid-stride loops give each thread several items on large arrays.
-fn blocks_for(backend: &CudaBackend, work: usize) -> u32 {
-    let cap = backend.properties().multiprocessors.max(1) * 8;
-    let wanted = work.div_ceil(THREADS as usize).max(1);
-    wanted.min(cap as usize) as u32
+static FUNCTIONS: PerDevice<Table> = PerDevice::new();
+
+/// The built-in kernel `k` on `backend`'s device: two atomic loads once it is loaded.
+#[inline]
+fn function(backend: &CudaBackend, k: Builtin) -> Result<&'static Loaded> {
+    let slot = &FUNCTIONS.get(backend.ordinal()).0[k.slot()];
+    match slot.get() {
+        Some(f) => Ok(f),
+        None => load(backend, k, slot),
+    }
 }
 
-fn config(blocks: u32) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (blocks, 1, 1),
-        block_dim: (THREADS, 1, 1),
+/// Compiles (through the backend's PTX and module caches) and loads `k`.
+#[cold]
+fn load(
+    backend: &CudaBackend,
+    k: Builtin,
+    slot: &'static OnceLock<Loaded>,
+) -> Result<&'static Loaded> {
+    let (program, source) = k.module().program();
+    let name = k.name();
+    let func = backend.compile(&program, &source)?.function(&name)?;
+    let _ = slot.set(Loaded { func, name });
+    Ok(slot.get().expect("set just above"))
+}
+
+/// Queues `f` on `blocks` blocks of [`THREADS`] with its parameters as `u64` slots.
+#[inline]
+fn launch(backend: &CudaBackend, f: &Loaded, blocks: u32, params: &[u64]) -> Result<()> {
+    let config = LaunchConfig {
+        grid: Dim3::new(blocks, 1, 1),
+        block: Dim3::new(THREADS, 1, 1),
         shared_mem_bytes: 0,
+    };
+    // The parameters match the kernel's signature in its source (each caller below pushes them
+    // in the declared order); every loop is bounded by the element count passed with them.
+    launch_values(backend, f.func.cu_function(), &config, params, &f.name)
+}
+
+/// The device address of a buffer, for reading.
+#[inline]
+fn ptr<T>(backend: &CudaBackend, s: &CudaSlice<T>) -> u64 {
+    s.device_ptr(backend.stream()).0
+}
+
+/// The device address of a buffer, for writing.
+#[inline]
+fn ptr_mut<T>(backend: &CudaBackend, s: &mut CudaSlice<T>) -> u64 {
+    s.device_ptr_mut(backend.stream()).0
+}
+
+/// A scalar parameter's slot: its bytes in the low bytes of a `u64` (what the kernel reads).
+#[inline]
+fn bits<T: Element>(v: T) -> u64 {
+    let mut b = 0u64;
+    // SAFETY: every Element is plain data of at most 8 bytes.
+    unsafe { (&mut b as *mut u64 as *mut T).write_unaligned(v) };
+    b
+}
+
+/// Grid of a one-element-per-thread grid-stride loop over `work` items: enough blocks to fill
+/// the GPU, capped so that threads loop on large arrays.
+fn blocks_for(backend: &CudaBackend, work: usize) -> u32 {
+    let cap = backend.properties().multiprocessors.max(1) * LOOP_BLOCKS_PER_SM;
+    work.div_ceil(THREADS as usize).clamp(1, cap as usize) as u32
+}
+
+/// Grid of an elementwise kernel over `n` elements of `T` (`vector`: through 16-byte packs):
+/// one thread per pack (see the kernels' source for why).
+fn ew_blocks<T>(backend: &CudaBackend, n: usize, vector: bool) -> u32 {
+    if !vector {
+        return blocks_for(backend, n);
     }
+    n.div_ceil(per_pack::<T>())
+        .div_ceil(THREADS as usize)
+        .clamp(1, MAX_BLOCKS) as u32
 }
 
 /// Elements per 16-byte pack.
@@ -404,19 +651,18 @@ pub(crate) enum Operand<'a, T: Element> {
     Raw(u64),
 }
 
-/// Launches built-in kernel `$f` on `$blocks` blocks with the arguments pushed by `$push`
-/// (statements using `args`). A macro, so that the arguments' borrows are checked in place.
-macro_rules! launch_builtin {
-    ($backend:expr, $f:expr, $blocks:expr, |$args:ident| $push:block) => {{
-        let stream = $backend.stream();
-        let mut $args = stream.launch_builder(&$f);
-        $push
-        // SAFETY: every built-in kernel's parameters are pushed in its declared order and
-        // types, and each loop is bounded by the element count passed with the buffers.
-        unsafe { $args.launch(config($blocks)) }
-            .map(|_| ())
-            .map_err(|e| driver_err("launching a built-in kernel", e))
-    }};
+impl<T: Element> Operand<'_, T> {
+    fn is_array(&self) -> bool {
+        !matches!(self, Operand::Scalar(_))
+    }
+
+    fn param(&self, backend: &CudaBackend) -> u64 {
+        match self {
+            Operand::Array(s) => ptr(backend, s),
+            Operand::Scalar(v) => bits(*v),
+            Operand::Raw(p) => *p,
+        }
+    }
 }
 
 /// `out[i] = a[i] op b[i]` (either side may be a scalar).
@@ -428,7 +674,7 @@ pub(crate) fn binary<T: Element>(
     out: &mut CudaSlice<T>,
     n: usize,
 ) -> Result<()> {
-    elementwise2(backend, op.name(), a, b, out, n)
+    elementwise2(backend, |f| Builtin::Binary(op, f, T::DTYPE), a, b, out, n)
 }
 
 /// `out[i] = a[i].powf(p)`.
@@ -441,7 +687,7 @@ pub(crate) fn powf<T: Element>(
 ) -> Result<()> {
     elementwise2(
         backend,
-        "powf",
+        |_| Builtin::Powf(T::DTYPE),
         Operand::Array(a),
         Operand::Scalar(p),
         out,
@@ -458,12 +704,19 @@ pub(crate) fn compare<T: Element>(
     out: &mut CudaSlice<bool>,
     n: usize,
 ) -> Result<()> {
-    elementwise2(backend, op.name(), Operand::Array(a), b, out, n)
+    elementwise2(
+        backend,
+        |f| Builtin::Compare(op, f, T::DTYPE),
+        Operand::Array(a),
+        b,
+        out,
+        n,
+    )
 }
 
 fn elementwise2<T: Element, R: Element>(
     backend: &CudaBackend,
-    stem: &str,
+    kernel: impl FnOnce(Form) -> Builtin,
     a: Operand<'_, T>,
     b: Operand<'_, T>,
     out: &mut CudaSlice<R>,
@@ -472,46 +725,26 @@ fn elementwise2<T: Element, R: Element>(
     if n == 0 {
         return Ok(());
     }
-    let is_array = |o: &Operand<'_, T>| !matches!(o, Operand::Scalar(_));
-    let form = match (is_array(&a), is_array(&b)) {
-        (true, true) => "aa",
-        (true, false) => "as",
-        (false, true) => "sa",
+    let form = match (a.is_array(), b.is_array()) {
+        (true, true) => Form::Aa,
+        (true, false) => Form::As,
+        (false, true) => Form::Sa,
         (false, false) => {
             return Err(crate::error::Error::Other(
                 "internal: an elementwise kernel needs at least one array operand".into(),
             ))
         }
     };
-    let name = format!("{stem}_{form}_{}", suffix(T::DTYPE));
-    let f = function(backend, Module::Ops(T::DTYPE), &name)?;
-    let vectors = if std::mem::size_of::<R>() == std::mem::size_of::<T>() {
-        n.div_ceil(per_pack::<T>())
-    } else {
-        n
-    };
-    let blocks = blocks_for(backend, vectors);
-    let n64 = n as u64;
-    launch_builtin!(backend, f, blocks, |args| {
-        push_operand(&mut args, &a);
-        push_operand(&mut args, &b);
-        args.arg(out);
-        args.arg(&n64);
-    })
-}
-
-fn push_operand<'a, T: Element>(args: &mut cudarc::driver::LaunchArgs<'a>, o: &'a Operand<'a, T>) {
-    match o {
-        Operand::Array(s) => {
-            args.arg(*s);
-        }
-        Operand::Scalar(v) => {
-            args.arg(v);
-        }
-        Operand::Raw(p) => {
-            args.arg(p);
-        }
-    }
+    let f = function(backend, kernel(form))?;
+    let vector = std::mem::size_of::<R>() == std::mem::size_of::<T>();
+    let blocks = ew_blocks::<T>(backend, n, vector);
+    let params = [
+        a.param(backend),
+        b.param(backend),
+        ptr_mut(backend, out),
+        n as u64,
+    ];
+    launch(backend, f, blocks, &params)
 }
 
 /// `out[i] = op(a[i])`.
@@ -522,13 +755,7 @@ pub(crate) fn unary<T: Element>(
     out: &mut CudaSlice<T>,
     n: usize,
 ) -> Result<()> {
-    simple1(
-        backend,
-        &format!("{}_{}", op.name(), suffix(T::DTYPE)),
-        a,
-        out,
-        n,
-    )
+    simple1(backend, Builtin::Unary(op, T::DTYPE), a, out, n)
 }
 
 /// `out[i] = a[i]` (a device-to-device copy through the vector path).
@@ -538,12 +765,12 @@ pub(crate) fn copy<T: Element>(
     out: &mut CudaSlice<T>,
     n: usize,
 ) -> Result<()> {
-    simple1(backend, &format!("copy_{}", suffix(T::DTYPE)), a, out, n)
+    simple1(backend, Builtin::Copy(T::DTYPE), a, out, n)
 }
 
 fn simple1<T: Element>(
     backend: &CudaBackend,
-    name: &str,
+    k: Builtin,
     a: &CudaSlice<T>,
     out: &mut CudaSlice<T>,
     n: usize,
@@ -551,14 +778,10 @@ fn simple1<T: Element>(
     if n == 0 {
         return Ok(());
     }
-    let f = function(backend, Module::Ops(T::DTYPE), name)?;
-    let blocks = blocks_for(backend, n.div_ceil(per_pack::<T>()));
-    let n64 = n as u64;
-    launch_builtin!(backend, f, blocks, |args| {
-        args.arg(a);
-        args.arg(out);
-        args.arg(&n64);
-    })
+    let f = function(backend, k)?;
+    let blocks = ew_blocks::<T>(backend, n, true);
+    let params = [ptr(backend, a), ptr_mut(backend, out), n as u64];
+    launch(backend, f, blocks, &params)
 }
 
 /// `out[i] = v`.
@@ -571,18 +794,10 @@ pub(crate) fn fill<T: Element>(
     if n == 0 {
         return Ok(());
     }
-    let f = function(
-        backend,
-        Module::Ops(T::DTYPE),
-        &format!("fill_{}", suffix(T::DTYPE)),
-    )?;
-    let blocks = blocks_for(backend, n.div_ceil(per_pack::<T>()));
-    let n64 = n as u64;
-    launch_builtin!(backend, f, blocks, |args| {
-        args.arg(out);
-        args.arg(&n64);
-        args.arg(&v);
-    })
+    let f = function(backend, Builtin::Fill(T::DTYPE))?;
+    let blocks = ew_blocks::<T>(backend, n, true);
+    let params = [ptr_mut(backend, out), n as u64, bits(v)];
+    launch(backend, f, blocks, &params)
 }
 
 /// Floats: `out[i] = start + i * step` computed in f64, the last element `last` unless NaN.
@@ -597,20 +812,16 @@ pub(crate) fn ramp_float<T: Element>(
     if n == 0 {
         return Ok(());
     }
-    let f = function(
-        backend,
-        Module::Ops(T::DTYPE),
-        &format!("ramp_{}", suffix(T::DTYPE)),
-    )?;
+    let f = function(backend, Builtin::Ramp(T::DTYPE))?;
     let blocks = blocks_for(backend, n);
-    let n64 = n as u64;
-    launch_builtin!(backend, f, blocks, |args| {
-        args.arg(out);
-        args.arg(&n64);
-        args.arg(&start);
-        args.arg(&step);
-        args.arg(&last);
-    })
+    let params = [
+        ptr_mut(backend, out),
+        n as u64,
+        bits(start),
+        bits(step),
+        bits(last),
+    ];
+    launch(backend, f, blocks, &params)
 }
 
 /// Integers: `out[i] = start + i * step` with wrapping arithmetic.
@@ -624,19 +835,10 @@ pub(crate) fn ramp_int<T: Element>(
     if n == 0 {
         return Ok(());
     }
-    let f = function(
-        backend,
-        Module::Ops(T::DTYPE),
-        &format!("ramp_{}", suffix(T::DTYPE)),
-    )?;
+    let f = function(backend, Builtin::Ramp(T::DTYPE))?;
     let blocks = blocks_for(backend, n);
-    let n64 = n as u64;
-    launch_builtin!(backend, f, blocks, |args| {
-        args.arg(out);
-        args.arg(&n64);
-        args.arg(&start);
-        args.arg(&step);
-    })
+    let params = [ptr_mut(backend, out), n as u64, bits(start), bits(step)];
+    launch(backend, f, blocks, &params)
 }
 
 /// `out[i] = a[i] as U`.
@@ -649,18 +851,38 @@ pub(crate) fn cast<T: Element, U: Element>(
     if n == 0 {
         return Ok(());
     }
-    let f = function(
-        backend,
-        Module::Cast(T::DTYPE, U::DTYPE),
-        &cast_name(T::DTYPE, U::DTYPE),
-    )?;
+    let f = function(backend, Builtin::Cast(T::DTYPE, U::DTYPE))?;
     let blocks = blocks_for(backend, n);
-    let n64 = n as u64;
-    launch_builtin!(backend, f, blocks, |args| {
-        args.arg(a);
-        args.arg(out);
-        args.arg(&n64);
-    })
+    let params = [ptr(backend, a), ptr_mut(backend, out), n as u64];
+    launch(backend, f, blocks, &params)
+}
+
+/// A device's reduction scratch: the blocks' partials and the count of finished blocks (zero
+/// between reductions: the last block resets it). Reductions on one device share it safely
+/// because they run one after another on the device's one stream.
+struct Scratch {
+    partials: u64,
+    counter: u64,
+    _buffers: (CudaSlice<u64>, CudaSlice<u32>),
+}
+
+static SCRATCH: PerDevice<OnceLock<Scratch>> = PerDevice::new();
+
+fn scratch(backend: &CudaBackend) -> Result<&'static Scratch> {
+    let cell = SCRATCH.get(backend.ordinal());
+    if let Some(s) = cell.get() {
+        return Ok(s);
+    }
+    // SAFETY: a block writes its partial before the last block reads it.
+    let mut partials = unsafe { backend.alloc::<u64>(MAX_PARTIALS as usize)? };
+    let mut counter = backend.alloc_zeros::<u32>(1)?;
+    let s = Scratch {
+        partials: ptr_mut(backend, &mut partials),
+        counter: ptr_mut(backend, &mut counter),
+        _buffers: (partials, counter),
+    };
+    let _ = cell.set(s);
+    Ok(cell.get().expect("set just above"))
 }
 
 /// Reduces the first `n` elements of `a` with `op` (starting from `identity`) to one value,
@@ -672,37 +894,24 @@ pub(crate) fn reduce<T: Element + DeviceRepr>(
     n: usize,
     identity: T,
 ) -> Result<T> {
-    let f = function(
-        backend,
-        Module::Ops(T::DTYPE),
-        &format!("{}_{}", op.name(), suffix(T::DTYPE)),
-    )?;
-    let blocks = blocks_for(backend, n.div_ceil(per_pack::<T>())).min(THREADS * 4);
-    let n64 = n as u64;
-    let mut out = backend.alloc_zeros::<T>(1)?;
-    if blocks == 1 {
-        launch_builtin!(backend, f, 1, |args| {
-            args.arg(a);
-            args.arg(&n64);
-            args.arg(&mut out);
-            args.arg(&identity);
-        })?;
-    } else {
-        let mut partial = backend.alloc_zeros::<T>(blocks as usize)?;
-        launch_builtin!(backend, f, blocks, |args| {
-            args.arg(a);
-            args.arg(&n64);
-            args.arg(&mut partial);
-            args.arg(&identity);
-        })?;
-        let parts = blocks as u64;
-        launch_builtin!(backend, f, 1, |args| {
-            args.arg(&partial);
-            args.arg(&parts);
-            args.arg(&mut out);
-            args.arg(&identity);
-        })?;
-    }
+    let f = function(backend, Builtin::Reduce(op, T::DTYPE))?;
+    let cap = (backend.properties().multiprocessors.max(1) * RED_BLOCKS_PER_SM).min(MAX_PARTIALS);
+    let blocks = n
+        .div_ceil(per_pack::<T>())
+        .div_ceil(THREADS as usize * RED_UNROLL)
+        .clamp(1, cap as usize) as u32;
+    let scratch = scratch(backend)?;
+    // SAFETY: written by the kernel below (thread 0 of the last block, or of the only one).
+    let mut out = unsafe { backend.alloc::<T>(1)? };
+    let params = [
+        ptr(backend, a),
+        n as u64,
+        scratch.partials,
+        scratch.counter,
+        ptr_mut(backend, &mut out),
+        bits(identity),
+    ];
+    launch(backend, f, blocks, &params)?;
     Ok(backend.download(&out, 1)?[0])
 }
 
@@ -749,6 +958,57 @@ mod tests {
             ptx.contains("ld.global.v4"),
             "elementwise kernels use 16-byte loads"
         );
+    }
+
+    #[test]
+    fn every_builtin_has_its_own_slot() {
+        let mut all = Vec::new();
+        for &d in &ALL_DTYPES {
+            all.extend([
+                Builtin::Fill(d),
+                Builtin::Copy(d),
+                Builtin::Ramp(d),
+                Builtin::Powf(d),
+            ]);
+            all.extend(ReduceOp::ALL.map(|op| Builtin::Reduce(op, d)));
+            all.extend(UnOp::NUMERIC.map(|op| Builtin::Unary(op, d)));
+            all.extend(UnOp::FLOAT.map(|op| Builtin::Unary(op, d)));
+            for f in [Form::Aa, Form::As] {
+                all.extend(CmpOp::ALL.map(|op| Builtin::Compare(op, f, d)));
+            }
+            for f in [Form::Aa, Form::As, Form::Sa] {
+                all.extend(BinOp::ALL.map(|op| Builtin::Binary(op, f, d)));
+            }
+            all.extend(ALL_DTYPES.map(|b| Builtin::Cast(d, b)));
+        }
+        let mut slots: Vec<usize> = all.iter().map(|k| k.slot()).collect();
+        assert!(slots.iter().all(|&s| s < SLOTS));
+        for k in &all {
+            if let Builtin::Cast(..) = k {
+                continue;
+            }
+            assert!(k.slot() % OPS_SLOTS < OPS_SLOTS, "{k:?}");
+        }
+        slots.sort_unstable();
+        slots.dedup();
+        assert_eq!(slots.len(), all.len(), "two built-in kernels share a slot");
+        // Names are those of the kernels in the module sources.
+        let src = ops_source(DType::F64);
+        for k in all.iter().filter(|k| k.module() == Module::Ops(DType::F64)) {
+            let name = k.name();
+            let declared = src.contains(&format!(" {name}("));
+            // Float-only and numeric-only kernels exist where they apply.
+            assert!(declared || matches!(k, Builtin::Unary(..)), "{name}");
+        }
+    }
+
+    #[test]
+    fn prelude_unrolls_match_the_launch_grids() {
+        assert!(PRELUDE.contains(&format!("#define GK_RED_UNROLL {RED_UNROLL}\n")));
+        assert_eq!(THREADS % 32, 0);
+        assert_eq!(bits(1.5f32), 1.5f32.to_bits() as u64);
+        assert_eq!(bits(-2.0f64), (-2.0f64).to_bits());
+        assert_eq!(bits(true), 1);
     }
 
     #[test]

@@ -2,11 +2,13 @@
 //! `Array<bool>`.
 
 use super::kernels::{self, Operand};
-use super::op::{CmpOp, UnOp};
+use super::op::{with_cmpop, CmpOp, UnOp};
 use super::ops::{check_same, IntoRhs, Rhs};
 use super::{Array, Storage};
+use crate::backend::cuda::CudaBackend;
 use crate::element::{Element, Float, Numeric};
 use crate::error::Result;
+use cudarc::driver::CudaSlice;
 
 impl<T: Element> Array<T> {
     /// `f(self[i])` into a new array on the same device; `cuda` queues the kernel.
@@ -24,8 +26,7 @@ impl<T: Element> Array<T> {
         let shape = self.shape().to_vec();
         match self.storage() {
             Storage::Cpu(a) => {
-                let mut out = vec![U::zero(); n];
-                crate::backend::cpu::map(a, &mut out, |&x| cpu(x));
+                let out = crate::backend::cpu::map_new(a, |&x| cpu(x))?;
                 Array::from_storage(shape, Storage::Cpu(out))
             }
             Storage::Cuda { backend, slice } => {
@@ -45,18 +46,21 @@ impl<T: Element> Array<T> {
 
     fn compare<'a>(&self, op: CmpOp, rhs: impl IntoRhs<'a, T>) -> Result<Array<bool>> {
         match rhs.into_rhs() {
-            Rhs::Scalar(s) => self.map_new(
-                |x| op.apply(x, s),
+            Rhs::Scalar(s) => with_cmpop!(op, T, |f| self.map_new(
+                |x| f(x, s),
                 |b, a, out, n| kernels::compare(b, op, a, Operand::Scalar(s), out, n),
-            ),
+            )),
             Rhs::Array(other) => {
                 check_same(op.symbol(), self, other)?;
                 let n = self.size();
                 let shape = self.shape().to_vec();
                 match (self.storage(), other.storage()) {
                     (Storage::Cpu(a), Storage::Cpu(b)) => {
-                        let mut out = vec![false; n];
-                        crate::backend::cpu::zip_map(a, b, &mut out, |&x, &y| op.apply(x, y));
+                        let out = with_cmpop!(op, T, |f| crate::backend::cpu::zip_map_new(
+                            a,
+                            b,
+                            |&x, &y| f(x, y)
+                        ))?;
                         Array::from_storage(shape, Storage::Cpu(out))
                     }
                     (Storage::Cuda { backend, slice }, Storage::Cuda { slice: bs, .. }) => {
@@ -110,10 +114,14 @@ impl<T: Element> Array<T> {
 
 impl<T: Numeric> Array<T> {
     fn unary_numeric(&self, op: UnOp) -> Result<Array<T>> {
-        self.map_new(
-            |x| op.apply_numeric(x),
-            |b, a, out, n| kernels::unary(b, op, a, out, n),
-        )
+        let cuda = |b: &CudaBackend, a: &CudaSlice<T>, out: &mut CudaSlice<T>, n: usize| {
+            kernels::unary(b, op, a, out, n)
+        };
+        // One match outside the CPU loop, so that it is specialised for the operation.
+        match op {
+            UnOp::Neg => self.map_new(|x: T| UnOp::Neg.apply_numeric(x), cuda),
+            _ => self.map_new(|x: T| UnOp::Abs.apply_numeric(x), cuda),
+        }
     }
 
     /// `-self` elementwise (unsigned integers wrap).
@@ -129,10 +137,20 @@ impl<T: Numeric> Array<T> {
 
 impl<T: Float> Array<T> {
     fn unary_float(&self, op: UnOp) -> Result<Array<T>> {
-        self.map_new(
-            |x| op.apply_float(x),
-            |b, a, out, n| kernels::unary(b, op, a, out, n),
-        )
+        let cuda = |b: &CudaBackend, a: &CudaSlice<T>, out: &mut CudaSlice<T>, n: usize| {
+            kernels::unary(b, op, a, out, n)
+        };
+        // One match outside the CPU loop, so that it is specialised for the operation.
+        match op {
+            UnOp::Neg => self.map_new(|x: T| UnOp::Neg.apply_float(x), cuda),
+            UnOp::Abs => self.map_new(|x: T| UnOp::Abs.apply_float(x), cuda),
+            UnOp::Sqrt => self.map_new(|x: T| UnOp::Sqrt.apply_float(x), cuda),
+            UnOp::Exp => self.map_new(|x: T| UnOp::Exp.apply_float(x), cuda),
+            UnOp::Ln => self.map_new(|x: T| UnOp::Ln.apply_float(x), cuda),
+            UnOp::Sin => self.map_new(|x: T| UnOp::Sin.apply_float(x), cuda),
+            UnOp::Cos => self.map_new(|x: T| UnOp::Cos.apply_float(x), cuda),
+            UnOp::Tanh => self.map_new(|x: T| UnOp::Tanh.apply_float(x), cuda),
+        }
     }
 
     /// Square root elementwise.

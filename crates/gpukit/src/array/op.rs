@@ -212,3 +212,68 @@ impl ReduceOp {
         }
     }
 }
+
+/// Evaluates `$body` with `$f` bound to the CPU definition of the binary operation `$op` on `$t`,
+/// as a closure `Fn($t, $t) -> $t` of its own type calling `apply` with a constant operation:
+/// the operation is matched once, outside the loops in `$body`, so that each loop is specialised
+/// (and vectorised) for one operation.
+macro_rules! with_binop {
+    ($op:expr, $t:ty, |$f:ident| $body:expr) => {
+        match $op {
+            $crate::array::op::BinOp::Add => {
+                let $f = |x: $t, y: $t| $crate::array::op::BinOp::Add.apply(x, y);
+                $body
+            }
+            $crate::array::op::BinOp::Sub => {
+                let $f = |x: $t, y: $t| $crate::array::op::BinOp::Sub.apply(x, y);
+                $body
+            }
+            $crate::array::op::BinOp::Mul => {
+                let $f = |x: $t, y: $t| $crate::array::op::BinOp::Mul.apply(x, y);
+                $body
+            }
+            $crate::array::op::BinOp::Div => {
+                let $f = |x: $t, y: $t| $crate::array::op::BinOp::Div.apply(x, y);
+                $body
+            }
+            $crate::array::op::BinOp::Rem => {
+                let $f = |x: $t, y: $t| $crate::array::op::BinOp::Rem.apply(x, y);
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_binop;
+
+/// [`with_binop`] for comparisons: `$f` is a closure `Fn($t, $t) -> bool`.
+macro_rules! with_cmpop {
+    ($op:expr, $t:ty, |$f:ident| $body:expr) => {
+        match $op {
+            $crate::array::op::CmpOp::Eq => {
+                let $f = |x: $t, y: $t| $crate::array::op::CmpOp::Eq.apply(x, y);
+                $body
+            }
+            $crate::array::op::CmpOp::Ne => {
+                let $f = |x: $t, y: $t| $crate::array::op::CmpOp::Ne.apply(x, y);
+                $body
+            }
+            $crate::array::op::CmpOp::Lt => {
+                let $f = |x: $t, y: $t| $crate::array::op::CmpOp::Lt.apply(x, y);
+                $body
+            }
+            $crate::array::op::CmpOp::Le => {
+                let $f = |x: $t, y: $t| $crate::array::op::CmpOp::Le.apply(x, y);
+                $body
+            }
+            $crate::array::op::CmpOp::Gt => {
+                let $f = |x: $t, y: $t| $crate::array::op::CmpOp::Gt.apply(x, y);
+                $body
+            }
+            $crate::array::op::CmpOp::Ge => {
+                let $f = |x: $t, y: $t| $crate::array::op::CmpOp::Ge.apply(x, y);
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_cmpop;

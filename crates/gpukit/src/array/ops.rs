@@ -9,8 +9,9 @@
 //! return it directly.
 
 use super::kernels::{self, Operand};
-use super::op::BinOp;
+use super::op::{with_binop, BinOp};
 use super::{Array, Storage};
+use crate::backend::cpu;
 use crate::element::{Element, Numeric};
 use crate::error::{Error, Result};
 
@@ -76,18 +77,16 @@ impl<T: Numeric> Array<T> {
                 let Storage::Cpu(b) = b.storage() else {
                     unreachable!("device checked above")
                 };
-                let mut out = vec![T::zero(); n];
-                crate::backend::cpu::zip_map(a, b, &mut out, |&x, &y| op.apply(x, y));
+                let out = with_binop!(op, T, |f| cpu::zip_map_new(a, b, |&x, &y| f(x, y)))?;
                 Array::from_storage(shape, Storage::Cpu(out))
             }
             (Storage::Cpu(a), Rhs::Scalar(s)) => {
                 let s = *s;
-                let mut out = vec![T::zero(); n];
-                if scalar_left {
-                    crate::backend::cpu::map(a, &mut out, |&x| op.apply(s, x));
+                let out = if scalar_left {
+                    with_binop!(op, T, |f| cpu::map_new(a, |&x| f(s, x)))?
                 } else {
-                    crate::backend::cpu::map(a, &mut out, |&x| op.apply(x, s));
-                }
+                    with_binop!(op, T, |f| cpu::map_new(a, |&x| f(x, s)))?
+                };
                 Array::from_storage(shape, Storage::Cpu(out))
             }
             (Storage::Cuda { backend, slice }, rhs) => {
@@ -126,11 +125,11 @@ impl<T: Numeric> Array<T> {
                 let Storage::Cpu(b) = b.storage() else {
                     unreachable!("device checked above")
                 };
-                crate::backend::cpu::zip_update(a, b, |x, &y| *x = op.apply(*x, y));
+                with_binop!(op, T, |f| cpu::zip_update(a, b, |x, &y| *x = f(*x, y)));
                 Ok(())
             }
             (Storage::Cpu(a), Rhs::Scalar(s)) => {
-                crate::backend::cpu::update(a, |x| *x = op.apply(*x, s));
+                with_binop!(op, T, |f| cpu::update(a, |x| *x = f(*x, s)));
                 Ok(())
             }
             (Storage::Cuda { backend, slice }, rhs) => {

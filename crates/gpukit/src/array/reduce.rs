@@ -3,19 +3,36 @@
 use super::kernels;
 use super::op::ReduceOp;
 use super::{Array, Storage};
+use crate::backend::cpu;
 use crate::element::{Element, Float, Numeric};
 use crate::error::{Error, Result};
+
+/// A reduction of host elements: vectorised and parallel (see `backend::cpu::reduce_lanes`);
+/// min and max propagate NaN as `elem_min`/`elem_max` do (an array with a NaN takes the
+/// element-by-element fold, which gives exactly their NaN).
+fn cpu_reduce<T: Numeric>(v: &[T], op: ReduceOp) -> T {
+    let identity = op.identity::<T>();
+    let (value, nan) = match op {
+        ReduceOp::Sum => return cpu::reduce_lanes(v, identity, |a: T, b: T| a.elem_add(b)),
+        ReduceOp::Max => cpu::extremum::<T, true>(v, identity),
+        ReduceOp::Min => cpu::extremum::<T, false>(v, identity),
+    };
+    if !nan {
+        return value;
+    }
+    cpu::reduce(
+        v,
+        identity,
+        |acc, &x| op.apply(acc, x),
+        |a, b| op.apply(a, b),
+    )
+}
 
 impl<T: Numeric> Array<T> {
     fn reduce_all(&self, op: ReduceOp) -> Result<T> {
         let n = self.size();
         match self.storage() {
-            Storage::Cpu(v) => Ok(crate::backend::cpu::reduce(
-                v,
-                op.identity::<T>(),
-                |acc, &x| op.apply(acc, x),
-                |a, b| op.apply(a, b),
-            )),
+            Storage::Cpu(v) => Ok(cpu_reduce(v, op)),
             Storage::Cuda { backend, slice } => {
                 kernels::reduce(backend, op, slice, n, op.identity::<T>())
             }

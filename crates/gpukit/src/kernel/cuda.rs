@@ -8,7 +8,8 @@
 //!
 //! Per launch, the path adds to `cuLaunchKernel` itself: the argument checks of
 //! `launch::check_args`, one table probe, (checked kernels) one load-and-compare for the error
-//! record (`bounds::next_record`), `cuCtxGetCurrent`, and one relaxed load for profiling.
+//! record (`bounds::next_record`), a thread-local load for the current context (no
+//! `cuCtxGetCurrent`: see `make_current`), and one relaxed load for profiling.
 
 use super::args::{ArgRepr, DeviceBuf, KernelArg};
 use super::config::LaunchConfig;
@@ -18,6 +19,7 @@ use crate::backend::cuda::{driver_err, probe, CudaBackend};
 use crate::error::{Error, Result};
 use cudarc::driver::sys::{CUfunction, CUresult};
 use cudarc::driver::{CudaFunction, CudaSlice};
+use std::cell::Cell;
 use std::collections::HashSet;
 use std::ffi::c_void;
 use std::mem::MaybeUninit;
@@ -465,23 +467,44 @@ fn notice_host_copies(kernel: &str, backend: &CudaBackend) {
     }
 }
 
-/// Makes `backend`'s context current on this thread if it is not.
+thread_local! {
+    /// The context gpukit last made current on this thread (0: none yet). Another library (or
+    /// cudarc, for another device) can change the current context behind gpukit's back; a
+    /// launch that the driver then refuses is bound for real and retried ([`raw_launch`]).
+    static BOUND: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Makes `backend`'s context current on this thread if it is not; `Ok(true)` when it trusted
+/// this thread's record of what gpukit bound last (no driver call).
 ///
-/// `CudaContext::bind_to_thread` does the same after swapping cudarc's deferred-error word (an
-/// atomic read-modify-write on a shared cache line); a launch leaves that check to the next
+/// The record saves a driver call (`cuCtxGetCurrent`) per launch for a thread-local load.
+/// `CudaContext::bind_to_thread` also swaps cudarc's deferred-error word first (an atomic
+/// read-modify-write on a shared cache line); a launch leaves that check to the next
 /// synchronisation, which goes through `bind_to_thread` and so still reports such errors.
 #[inline]
-fn make_current(backend: &CudaBackend) -> Result<()> {
+fn make_current(backend: &CudaBackend) -> Result<bool> {
+    let want = backend.context().cu_ctx();
+    if BOUND.with(Cell::get) == want as usize {
+        return Ok(true);
+    }
+    bind(backend).map(|_| false)
+}
+
+/// Asks the driver for the current context and sets `backend`'s if it differs.
+#[cold]
+fn bind(backend: &CudaBackend) -> Result<()> {
     use cudarc::driver::result::ctx;
     let want = backend.context().cu_ctx();
+    BOUND.with(|b| b.set(0));
     match ctx::get_current() {
-        Ok(Some(current)) if current == want => Ok(()),
+        Ok(Some(current)) if current == want => {}
         // SAFETY: the context is alive (the backend holds it) and belongs to this process.
-        Ok(_) => {
-            unsafe { ctx::set_current(want) }.map_err(|e| driver_err("binding the CUDA context", e))
-        }
-        Err(e) => Err(driver_err("binding the CUDA context", e)),
+        Ok(_) => unsafe { ctx::set_current(want) }
+            .map_err(|e| driver_err("binding the CUDA context", e))?,
+        Err(e) => return Err(driver_err("binding the CUDA context", e)),
     }
+    BOUND.with(|b| b.set(want as usize));
+    Ok(())
 }
 
 /// `cuLaunchKernel` on the device's stream, with profiling events when profiling is on.
@@ -493,28 +516,46 @@ fn raw_launch(
     params: &mut Params,
     name: &str,
 ) -> Result<()> {
-    make_current(backend)?;
+    let trusted = make_current(backend)?;
     let events = profile::cuda_begin(backend)?;
-    let (g, b) = (config.grid, config.block);
-    // SAFETY: the parameters match the kernel's signature (checked against its INFO, or the
-    // caller's responsibility for raw CUDA C); the buffers outlive the queued work because
-    // gpukit frees device memory in stream order.
-    let launched = unsafe {
-        cudarc::driver::result::launch_kernel(
-            func,
-            (g.x, g.y, g.z),
-            (b.x, b.y, b.z),
-            config.shared_mem_bytes,
-            backend.stream().cu_stream(),
-            params.pointers(),
-        )
-    };
+    let pointers = params.pointers();
+    let mut launched = cu_launch(backend, func, config, pointers);
+    if trusted && launched.is_err() {
+        // Perhaps someone else changed this thread's context since gpukit bound it (the driver
+        // answers that with one of several errors): bind for real and try once more; a genuine
+        // error repeats and is reported.
+        bind(backend)?;
+        launched = cu_launch(backend, func, config, pointers);
+    }
     if let Err(e) = launched {
         return Err(launch_error(name, config, e));
     }
     match events {
         None => Ok(()),
         Some(start) => profile::cuda_end(start, backend, name),
+    }
+}
+
+#[inline]
+fn cu_launch(
+    backend: &CudaBackend,
+    func: CUfunction,
+    config: &LaunchConfig,
+    pointers: &mut [*mut c_void],
+) -> std::result::Result<(), cudarc::driver::DriverError> {
+    let (g, b) = (config.grid, config.block);
+    // SAFETY: the parameters match the kernel's signature (checked against its INFO, or the
+    // caller's responsibility for raw CUDA C); the buffers outlive the queued work because
+    // gpukit frees device memory in stream order.
+    unsafe {
+        cudarc::driver::result::launch_kernel(
+            func,
+            (g.x, g.y, g.z),
+            (b.x, b.y, b.z),
+            config.shared_mem_bytes,
+            backend.stream().cu_stream(),
+            pointers,
+        )
     }
 }
 
@@ -548,6 +589,27 @@ pub(crate) fn launch_values(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A launch that trusts this thread's record of the bound context still works after
+    /// someone else unbinds it (skips without a GPU).
+    #[test]
+    fn launches_survive_a_context_changed_behind_gpukits_back() {
+        use crate::{Array, Device};
+        if crate::backend::cuda::probe().unwrap_or(0) == 0 {
+            println!("skipped: no CUDA GPU");
+            return;
+        }
+        let _turn = profile::TEST_SESSION
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let dev = Device::Cuda(0);
+        let mut a = Array::<f32>::ones_on(1000, &dev).unwrap();
+        a.mul_in_place(2.0).unwrap();
+        // SAFETY: unbinding leaves no context current; the next launch must bind again.
+        unsafe { cudarc::driver::result::ctx::set_current(std::ptr::null_mut()) }.unwrap();
+        a.mul_in_place(3.0).unwrap();
+        assert!(a.to_vec().unwrap().iter().all(|&x| x == 6.0));
+    }
 
     #[test]
     fn parameter_pointers_point_at_their_values_inline_and_spilled() {

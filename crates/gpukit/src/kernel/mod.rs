@@ -11,7 +11,7 @@ mod args;
 pub(crate) mod bounds;
 mod config;
 mod cpu;
-mod cuda;
+pub(crate) mod cuda;
 mod info;
 mod launch;
 mod macros;

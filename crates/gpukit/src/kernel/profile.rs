@@ -9,9 +9,12 @@
 //! # Ok::<(), gpukit::Error>(())
 //! ```
 //!
-//! While profiling is on, every CUDA launch is bracketed by two CUDA events on the device's
-//! stream (GPU time, not host time), and every CPU launch is timed on the host. When it is off,
-//! a launch pays one relaxed atomic load.
+//! While profiling is on, every CUDA kernel gpukit launches is bracketed by two CUDA events on the
+//! device's stream (GPU time, not host time): `#[kernel]`s, raw CUDA C, `#[vectorize]` functions
+//! and the built-in kernels of array operations (named like `mul_as_f64`, `sum_f32`,
+//! `fill_f64`, `cast_i32_f32`), which all go through one launch path. Every CPU kernel launch is
+//! timed on the host (CPU array operations are not kernels and are not recorded). When profiling
+//! is off, a launch pays one relaxed atomic load.
 
 use crate::backend::cuda::{driver_err, CudaBackend};
 use crate::device::Device;
@@ -211,12 +214,45 @@ fn push(s: Sample) {
     samples().lock().unwrap_or_else(|p| p.into_inner()).push(s);
 }
 
+/// Profiling sessions are process-wide: unit tests that start one, or launch CUDA kernels, take
+/// turns through this lock.
+#[cfg(test)]
+pub(crate) static TEST_SESSION: Mutex<()> = Mutex::new(());
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Built-in array operations are timed like every other kernel (skips without a GPU).
+    #[test]
+    fn built_in_array_operations_are_profiled() {
+        use crate::{Array, Device};
+        let _turn = TEST_SESSION.lock().unwrap_or_else(|p| p.into_inner());
+        if crate::backend::cuda::probe().unwrap_or(0) == 0 {
+            println!("skipped: no CUDA GPU");
+            return;
+        }
+        let dev = Device::Cuda(0);
+        let a = Array::<f32>::ones_on(1 << 20, &dev).unwrap();
+        let _ = (&a * 2.0).unwrap().sum().unwrap();
+        start();
+        let b = (&a * 2.0).unwrap();
+        let s = b.sum().unwrap();
+        let records = stop().unwrap();
+        assert_eq!(s, 2.0 * (1 << 20) as f32);
+        for name in ["mul_as_f32", "sum_f32"] {
+            let r = records
+                .iter()
+                .find(|r| r.kernel == name)
+                .unwrap_or_else(|| panic!("{name} not profiled: {records:?}"));
+            assert!(r.calls >= 1 && r.min_ms > 0.0, "{r}");
+            assert_eq!(r.device, dev);
+        }
+    }
+
     #[test]
     fn aggregates_per_kernel_in_first_launch_order() {
+        let _turn = TEST_SESSION.lock().unwrap_or_else(|p| p.into_inner());
         start();
         finish_cpu(Some(Instant::now()), "b");
         finish_cpu(Some(Instant::now()), "a");
