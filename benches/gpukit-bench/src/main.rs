@@ -28,11 +28,22 @@ struct Args {
 
 fn parse() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
-    let mode = it.next().ok_or("usage: gpukit-bench gpu|cpu|diag [--warmup N] [--reps N] [--n N] [--only S]")?;
-    let mut a = Args { mode, warmup: 3, reps: 10, n: 1 << 24, only: None };
+    let mode = it
+        .next()
+        .ok_or("usage: gpukit-bench gpu|cpu|diag [--warmup N] [--reps N] [--n N] [--only S]")?;
+    let mut a = Args {
+        mode,
+        warmup: 3,
+        reps: 10,
+        n: 1 << 24,
+        only: None,
+    };
     while let Some(flag) = it.next() {
         let val = it.next().ok_or(format!("{flag} needs a value"))?;
-        let num = || val.parse::<usize>().map_err(|e| format!("{flag} {val}: {e}"));
+        let num = || {
+            val.parse::<usize>()
+                .map_err(|e| format!("{flag} {val}: {e}"))
+        };
         match flag.as_str() {
             "--warmup" => a.warmup = num()?,
             "--reps" => a.reps = num()?.max(1),
@@ -54,14 +65,25 @@ fn main() -> ExitCode {
     };
     let result = match args.mode.as_str() {
         "gpu" => {
-            let opts = gpu::Opts { warmup: args.warmup, reps: args.reps, only: args.only.clone() };
+            let opts = gpu::Opts {
+                warmup: args.warmup,
+                reps: args.reps,
+                only: args.only.clone(),
+            };
             gpu::run_all(&opts, &mut |row| {
-                let m = timing::median(&row.samples.iter().map(|s| s.gpu_ms.unwrap_or(s.wall_ms)).collect::<Vec<_>>());
+                let m = timing::median(
+                    &row.samples
+                        .iter()
+                        .map(|s| s.gpu_ms.unwrap_or(s.wall_ms))
+                        .collect::<Vec<_>>(),
+                );
                 eprintln!("gpukit: {:<60} {:>10.4} ms", row.name, m);
                 println!("{}", row.json("gpukit").render());
             })
         }
-        "cpu" => cpu::run_all(args.n, args.reps, args.only.as_deref(), &mut |j| println!("{}", j.render())),
+        "cpu" => cpu::run_all(args.n, args.reps, args.only.as_deref(), &mut |j| {
+            println!("{}", j.render())
+        }),
         "diag" => gpu::diag(args.reps),
         other => {
             eprintln!("unknown mode {other}: gpu, cpu or diag");
