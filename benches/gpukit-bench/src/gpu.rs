@@ -3,7 +3,7 @@
 //! against each other before it trusts their times.
 
 use crate::json::Json;
-use crate::kernels::{blur3, fizzbuzz};
+use crate::kernels::{blur3, blur3_unchecked, fizzbuzz};
 use crate::timing::{host_ms, measure, measure_with, Sample};
 use gpukit::prelude::*;
 
@@ -217,6 +217,21 @@ pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
             Ok(())
         }, |out| launch!(blur3[cfg_blocks, (16usize, 16usize)](&img, out)))?;
         emit(Row { name, samples: s, check, bytes: (h * wd * c * 4 * 2) as f64, unit: "op", note: "#[kernel]" });
+    }
+
+    let name = "blur 3x3 kernel, bounds checks off (8192x8192x4 float32)";
+    if opts.wants(name) {
+        let (h, wd, c) = BLUR_SHAPE;
+        let img = pattern_f32(h * wd * c)?.into_shape([h, wd, c])?;
+        let cfg_blocks = (wd.div_ceil(16), h.div_ceil(16));
+        let mut out = Array::<f32>::full([h, wd, c], f32::NAN)?;
+        launch!(blur3_unchecked[cfg_blocks, (16usize, 16usize)](&img, &mut out))?;
+        let check = summary(&out)?;
+        let s = measure_with(w, r, &mut out, |out| {
+            *out = Array::<f32>::full([h, wd, c], f32::NAN)?;
+            Ok(())
+        }, |out| launch!(blur3_unchecked[cfg_blocks, (16usize, 16usize)](&img, out)))?;
+        emit(Row { name, samples: s, check, bytes: (h * wd * c * 4 * 2) as f64, unit: "op", note: "#[kernel(unchecked)]" });
     }
 
     let name = "launch overhead: empty kernel";
