@@ -89,26 +89,53 @@ pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
     set_default_device(dev);
     let (w, r) = (opts.warmup, opts.reps);
 
-    for &(name, is_f64) in &[("a * 2 (float64, 2^28)", true), ("a * 2 (float32, 2^28)", false)] {
+    for &(name, is_f64) in &[
+        ("a * 2 (float64, 2^28)", true),
+        ("a * 2 (float32, 2^28)", false),
+    ] {
         if !opts.wants(name) {
             continue;
         }
         if is_f64 {
             let a = Array::<f64>::arange(0.0, N as f64)?;
             let check = summary(&(&a * 2.0)?)?;
-            let s = measure(w, r, || Ok(()), || {
-                let _b = (&a * 2.0)?;
-                Ok(())
-            })?;
-            emit(Row { name, samples: s, check, bytes: (N * 8 * 2) as f64, unit: "op", note: "" });
+            let s = measure(
+                w,
+                r,
+                || Ok(()),
+                || {
+                    let _b = (&a * 2.0)?;
+                    Ok(())
+                },
+            )?;
+            emit(Row {
+                name,
+                samples: s,
+                check,
+                bytes: (N * 8 * 2) as f64,
+                unit: "op",
+                note: "",
+            });
         } else {
             let a = pattern_f32(N)?;
             let check = summary(&(&a * 2.0f32)?)?;
-            let s = measure(w, r, || Ok(()), || {
-                let _b = (&a * 2.0f32)?;
-                Ok(())
-            })?;
-            emit(Row { name, samples: s, check, bytes: (N * 4 * 2) as f64, unit: "op", note: "" });
+            let s = measure(
+                w,
+                r,
+                || Ok(()),
+                || {
+                    let _b = (&a * 2.0f32)?;
+                    Ok(())
+                },
+            )?;
+            emit(Row {
+                name,
+                samples: s,
+                check,
+                bytes: (N * 4 * 2) as f64,
+                unit: "op",
+                note: "",
+            });
         }
     }
 
@@ -127,47 +154,99 @@ pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
         lesson(&mut x)?;
         let check = summary(&x)?;
         let mut x = Array::<f64>::ones([d0, d1, d2])?;
-        let s = measure_with(w, r, &mut x, |x| {
-            *x = Array::<f64>::ones([d0, d1, d2])?;
-            Ok(())
-        }, |x| lesson(x))?;
-        emit(Row { name, samples: s, check, bytes: (3 * n * 8 * 2) as f64, unit: "op",
-                   note: "x *= x and x += x allocate a new array in Rust (no aliasing in place)" });
+        let s = measure_with(
+            w,
+            r,
+            &mut x,
+            |x| {
+                *x = Array::<f64>::ones([d0, d1, d2])?;
+                Ok(())
+            },
+            |x| lesson(x),
+        )?;
+        emit(Row {
+            name,
+            samples: s,
+            check,
+            bytes: (3 * n * 8 * 2) as f64,
+            unit: "op",
+            note: "x *= x and x += x allocate a new array in Rust (no aliasing in place)",
+        });
     }
 
     let name = "ones (float64, 2 GiB)";
     if opts.wants(name) {
         let check = summary(&Array::<f64>::ones(N)?)?;
-        let s = measure(w, r, || Ok(()), || {
-            let _a = Array::<f64>::ones(N)?;
-            Ok(())
-        })?;
-        emit(Row { name, samples: s, check, bytes: (N * 8) as f64, unit: "op", note: "" });
+        let s = measure(
+            w,
+            r,
+            || Ok(()),
+            || {
+                let _a = Array::<f64>::ones(N)?;
+                Ok(())
+            },
+        )?;
+        emit(Row {
+            name,
+            samples: s,
+            check,
+            bytes: (N * 8) as f64,
+            unit: "op",
+            note: "",
+        });
     }
 
     let name = "arange (float64, 2^28)";
     if opts.wants(name) {
         let check = summary(&Array::<f64>::arange(0.0, N as f64)?)?;
-        let s = measure(w, r, || Ok(()), || {
-            let _a = Array::<f64>::arange(0.0, N as f64)?;
-            Ok(())
-        })?;
-        emit(Row { name, samples: s, check, bytes: (N * 8) as f64, unit: "op", note: "" });
+        let s = measure(
+            w,
+            r,
+            || Ok(()),
+            || {
+                let _a = Array::<f64>::arange(0.0, N as f64)?;
+                Ok(())
+            },
+        )?;
+        emit(Row {
+            name,
+            samples: s,
+            check,
+            bytes: (N * 8) as f64,
+            unit: "op",
+            note: "",
+        });
     }
 
     let name = "linspace (float64, 2^28)";
     if opts.wants(name) {
         let check = summary(&Array::<f64>::linspace(0.0, 1.0, N)?)?;
-        let s = measure(w, r, || Ok(()), || {
-            let _a = Array::<f64>::linspace(0.0, 1.0, N)?;
-            Ok(())
-        })?;
-        emit(Row { name, samples: s, check, bytes: (N * 8) as f64, unit: "op", note: "" });
+        let s = measure(
+            w,
+            r,
+            || Ok(()),
+            || {
+                let _a = Array::<f64>::linspace(0.0, 1.0, N)?;
+                Ok(())
+            },
+        )?;
+        emit(Row {
+            name,
+            samples: s,
+            check,
+            bytes: (N * 8) as f64,
+            unit: "op",
+            note: "",
+        });
     }
 
     if opts.wants("(float64, 2^28)") {
         let a = Array::<f64>::arange(0.0, N as f64)?;
-        for &name in &["sum (float64, 2^28)", "mean (float64, 2^28)", "max (float64, 2^28)"] {
+        for &name in &[
+            "sum (float64, 2^28)",
+            "mean (float64, 2^28)",
+            "max (float64, 2^28)",
+        ] {
             if !opts.wants(name) {
                 continue;
             }
@@ -180,7 +259,14 @@ pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
             };
             let check = vec![f(&a)?];
             let s = measure(w, r, || Ok(()), || f(&a).map(|_| ()))?;
-            emit(Row { name, samples: s, check, bytes: (N * 8) as f64, unit: "op", note: "" });
+            emit(Row {
+                name,
+                samples: s,
+                check,
+                bytes: (N * 8) as f64,
+                unit: "op",
+                note: "",
+            });
         }
     }
 
@@ -197,11 +283,24 @@ pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
             counts[if (0..4).contains(&x) { x as usize } else { 4 }] += 1.0;
         }
         let check = counts.to_vec(); // [plain, fizz, buzz, fizzbuzz, unwritten]
-        let s = measure_with(w, r, &mut out, |out| {
-            *out = Array::<i32>::full(n, -1)?;
-            Ok(())
-        }, |out| launch!(fizzbuzz[blocks, threads](out)))?;
-        emit(Row { name, samples: s, check, bytes: (n * 4) as f64, unit: "op", note: "#[kernel]" });
+        let s = measure_with(
+            w,
+            r,
+            &mut out,
+            |out| {
+                *out = Array::<i32>::full(n, -1)?;
+                Ok(())
+            },
+            |out| launch!(fizzbuzz[blocks, threads](out)),
+        )?;
+        emit(Row {
+            name,
+            samples: s,
+            check,
+            bytes: (n * 4) as f64,
+            unit: "op",
+            note: "#[kernel]",
+        });
     }
 
     let name = "blur 3x3 kernel (lesson 3.0, 8192x8192x4 float32)";
@@ -212,11 +311,24 @@ pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
         let mut out = Array::<f32>::full([h, wd, c], f32::NAN)?;
         launch!(blur3[cfg_blocks, (16usize, 16usize)](&img, &mut out))?;
         let check = summary(&out)?;
-        let s = measure_with(w, r, &mut out, |out| {
-            *out = Array::<f32>::full([h, wd, c], f32::NAN)?;
-            Ok(())
-        }, |out| launch!(blur3[cfg_blocks, (16usize, 16usize)](&img, out)))?;
-        emit(Row { name, samples: s, check, bytes: (h * wd * c * 4 * 2) as f64, unit: "op", note: "#[kernel]" });
+        let s = measure_with(
+            w,
+            r,
+            &mut out,
+            |out| {
+                *out = Array::<f32>::full([h, wd, c], f32::NAN)?;
+                Ok(())
+            },
+            |out| launch!(blur3[cfg_blocks, (16usize, 16usize)](&img, out)),
+        )?;
+        emit(Row {
+            name,
+            samples: s,
+            check,
+            bytes: (h * wd * c * 4 * 2) as f64,
+            unit: "op",
+            note: "#[kernel]",
+        });
     }
 
     let name = "blur 3x3 kernel, bounds checks off (8192x8192x4 float32)";
@@ -227,11 +339,24 @@ pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
         let mut out = Array::<f32>::full([h, wd, c], f32::NAN)?;
         launch!(blur3_unchecked[cfg_blocks, (16usize, 16usize)](&img, &mut out))?;
         let check = summary(&out)?;
-        let s = measure_with(w, r, &mut out, |out| {
-            *out = Array::<f32>::full([h, wd, c], f32::NAN)?;
-            Ok(())
-        }, |out| launch!(blur3_unchecked[cfg_blocks, (16usize, 16usize)](&img, out)))?;
-        emit(Row { name, samples: s, check, bytes: (h * wd * c * 4 * 2) as f64, unit: "op", note: "#[kernel(unchecked)]" });
+        let s = measure_with(
+            w,
+            r,
+            &mut out,
+            |out| {
+                *out = Array::<f32>::full([h, wd, c], f32::NAN)?;
+                Ok(())
+            },
+            |out| launch!(blur3_unchecked[cfg_blocks, (16usize, 16usize)](&img, out)),
+        )?;
+        emit(Row {
+            name,
+            samples: s,
+            check,
+            bytes: (h * wd * c * 4 * 2) as f64,
+            unit: "op",
+            note: "#[kernel(unchecked)]",
+        });
     }
 
     let name = "launch overhead: empty kernel";
@@ -253,7 +378,10 @@ pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
             let drain = t0.elapsed().as_secs_f64() * 1e3;
             // gpu_ms: host time per launch (what the launching thread pays); wall_ms: per launch
             // until the device has run them all (throughput)
-            samples.push(Sample { gpu_ms: Some(host / LAUNCHES as f64), wall_ms: (host + drain) / LAUNCHES as f64 });
+            samples.push(Sample {
+                gpu_ms: Some(host / LAUNCHES as f64),
+                wall_ms: (host + drain) / LAUNCHES as f64,
+            });
         }
         emit(Row { name, samples, check: vec![LAUNCHES as f64], bytes: 0.0, unit: "per_launch",
                    note: "gpu_ms = host time per launch, wall_ms = per launch including the device draining the queue" });
@@ -274,7 +402,10 @@ pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
             let t0 = std::time::Instant::now();
             synchronize()?;
             let drain = t0.elapsed().as_secs_f64() * 1e3;
-            samples.push(Sample { gpu_ms: Some(host / LAUNCHES as f64), wall_ms: (host + drain) / LAUNCHES as f64 });
+            samples.push(Sample {
+                gpu_ms: Some(host / LAUNCHES as f64),
+                wall_ms: (host + drain) / LAUNCHES as f64,
+            });
         }
         emit(Row { name, samples, check, bytes: 0.0, unit: "per_launch",
                    note: "gpu_ms = host time per operation, wall_ms = per operation including the device draining the queue" });
@@ -291,11 +422,23 @@ pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
         let name = TRANSFERS[0];
         if opts.wants(name) {
             let check = summary(&Array::from_slice_on(&host, &dev)?)?;
-            let s = measure(1, r.min(3), || Ok(()), || {
-                let _a = Array::from_slice_on(&host, &dev)?;
-                Ok(())
-            })?;
-            emit(Row { name, samples: s, check, bytes: (N * 8) as f64, unit: "op", note: "" });
+            let s = measure(
+                1,
+                r.min(3),
+                || Ok(()),
+                || {
+                    let _a = Array::from_slice_on(&host, &dev)?;
+                    Ok(())
+                },
+            )?;
+            emit(Row {
+                name,
+                samples: s,
+                check,
+                bytes: (N * 8) as f64,
+                unit: "op",
+                note: "",
+            });
         }
         let name = TRANSFERS[1];
         if opts.wants(name) {
@@ -303,22 +446,45 @@ pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
             let v = a.to_vec()?;
             let check = vec![v.iter().sum(), v[0], v[N / 2], v[N - 1]];
             drop(v);
-            let s = measure(1, r.min(3), || Ok(()), || {
-                let _v = a.to_vec()?;
-                Ok(())
-            })?;
-            emit(Row { name, samples: s, check, bytes: (N * 8) as f64, unit: "op", note: "" });
+            let s = measure(
+                1,
+                r.min(3),
+                || Ok(()),
+                || {
+                    let _v = a.to_vec()?;
+                    Ok(())
+                },
+            )?;
+            emit(Row {
+                name,
+                samples: s,
+                check,
+                bytes: (N * 8) as f64,
+                unit: "op",
+                note: "",
+            });
         }
         let name = TRANSFERS[2];
         if opts.wants(name) {
             let pinned = PinnedBuffer::from_slice_on(&host, &dev)?;
             let check = summary(&Array::from_pinned_on(&pinned, N, &dev)?)?;
-            let s = measure(1, r.min(3), || Ok(()), || {
-                let _a = Array::from_pinned_on(&pinned, N, &dev)?;
-                Ok(())
-            })?;
-            emit(Row { name, samples: s, check, bytes: (N * 8) as f64, unit: "op",
-                       note: "PinnedBuffer -> new device array (Array::from_pinned_on)" });
+            let s = measure(
+                1,
+                r.min(3),
+                || Ok(()),
+                || {
+                    let _a = Array::from_pinned_on(&pinned, N, &dev)?;
+                    Ok(())
+                },
+            )?;
+            emit(Row {
+                name,
+                samples: s,
+                check,
+                bytes: (N * 8) as f64,
+                unit: "op",
+                note: "PinnedBuffer -> new device array (Array::from_pinned_on)",
+            });
         }
         let name = TRANSFERS[3];
         if opts.wants(name) {
@@ -327,8 +493,14 @@ pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
             a.copy_to_pinned(&mut pinned)?;
             let check = vec![pinned.iter().sum(), pinned[0], pinned[N / 2], pinned[N - 1]];
             let s = measure(1, r.min(3), || Ok(()), || a.copy_to_pinned(&mut pinned))?;
-            emit(Row { name, samples: s, check, bytes: (N * 8) as f64, unit: "op",
-                       note: "device array -> existing PinnedBuffer (copy_to_pinned)" });
+            emit(Row {
+                name,
+                samples: s,
+                check,
+                bytes: (N * 8) as f64,
+                unit: "op",
+                note: "device array -> existing PinnedBuffer (copy_to_pinned)",
+            });
         }
     }
     Ok(())

@@ -88,6 +88,9 @@ mod tests {
             ("n", Json::Int(3)),
             ("x", Json::Null),
         ]);
-        assert_eq!(j.render(), r#"{"name":"a * 2 \"f64\"","ms":[1.5,null],"n":3,"x":null}"#);
+        assert_eq!(
+            j.render(),
+            r#"{"name":"a * 2 \"f64\"","ms":[1.5,null],"n":3,"x":null}"#
+        );
     }
 }
