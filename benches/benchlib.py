@@ -80,13 +80,14 @@ def side_ms(samples: list[dict]) -> tuple[float | None, float | None, str]:
 
 def collect(lines: list[dict], facts: dict, plan: dict) -> dict:
     ceil = {}
-    sides: dict[str, dict[str, list[dict]]] = {"gpukit": {}, "cupy": {}}
+    # "cudarc" is a reference side: the plainest raw-cudarc kernel for a few rows (gpukit-bench)
+    sides: dict[str, dict[str, list[dict]]] = {"gpukit": {}, "cupy": {}, "cudarc": {}}
     order: list[str] = []
     for l in lines:
         if l.get("side") == "ceilings":
             ceil.update({k: v for k, v in l.items() if k != "side"})
         elif l.get("side") in sides:
-            if l["name"] not in order:
+            if l["name"] not in order and l["side"] != "cudarc":
                 order.append(l["name"])
             sides[l["side"]].setdefault(l["name"], []).append(l)
     copy = ceil.get("copy_gbps")
@@ -107,6 +108,13 @@ def collect(lines: list[dict], facts: dict, plan: dict) -> dict:
             row["check"] = {"gpukit": g[0]["check"], "cupy": c[0]["check"]}
         if g_ms and c_ms and agree:
             row["ratio"] = c_ms / g_ms
+        r = sides["cudarc"].get(name)
+        if r:
+            r_ms, r_wall, _ = side_ms(r)
+            r_agree = bool(g) and all(checks_agree(x["check"], y["check"], tolerance(name)) for x in g for y in r)
+            row["cudarc_ms"], row["cudarc_wall_ms"], row["cudarc_check_ok"] = r_ms, r_wall, r_agree
+            if g_ms and r_ms and r_agree:
+                row["ratio_vs_cudarc"] = r_ms / g_ms
         if unit == "per_launch" and g_ms is not None:
             row["metric"], row["value"] = "us_per_launch_host", g_ms * 1e3
         elif nbytes and g_ms:
@@ -120,8 +128,9 @@ def collect(lines: list[dict], facts: dict, plan: dict) -> dict:
             elif copy:
                 row["pct_of_ceiling"] = 100 * row["value"] / copy
                 row["ceiling"] = "copy_gbps"
-        for k in ("gpukit_ms", "cupy_ms", "ratio", "value", "pct_of_ceiling", "gpukit_wall_ms", "cupy_wall_ms"):
-            if isinstance(row[k], float):
+        for k in ("gpukit_ms", "cupy_ms", "ratio", "value", "pct_of_ceiling", "gpukit_wall_ms", "cupy_wall_ms",
+                  "cudarc_ms", "cudarc_wall_ms", "ratio_vs_cudarc"):
+            if isinstance(row.get(k), float):
                 row[k] = round(row[k], 6 if row[k] < 1 else 4)
         rows.append(row)
     return {
@@ -172,16 +181,24 @@ def readme(results: dict | None, cpu: dict | None) -> str:
                 "`ratio` = CuPy time / gpukit time (above 1: gpukit is faster). Times are medians, in ms "
                 "(µs per launch for the launch rows); `check` says whether both sides computed the same result.",
                 "",
-                "| workload | gpukit ms | CuPy ms | ratio | gpukit rate | % of ceiling | check |",
-                "|---|---:|---:|---:|---:|---:|:---:|"]
+                "`raw cudarc` is a reference: the plainest kernel (one element per thread) or launch call "
+                "written directly against cudarc, with `vs cudarc` = its time / gpukit's.",
+                "",
+                "| workload | gpukit ms | CuPy ms | ratio | gpukit rate | % of ceiling | check | raw cudarc ms | vs cudarc |",
+                "|---|---:|---:|---:|---:|---:|:---:|---:|---:|"]
         for r in results["rows"]:
             per = r["unit"] == "per_launch"
             g = r["gpukit_ms"] * 1e3 if per and r["gpukit_ms"] is not None else r["gpukit_ms"]
             cu = r["cupy_ms"] * 1e3 if per and r["cupy_ms"] is not None else r["cupy_ms"]
             rate = (f"{fmt(r['value'])} µs/launch" if per else f"{fmt(r['value'])} GB/s") if r["value"] is not None else "—"
+            rd = r.get("cudarc_ms")
+            rd = rd * 1e3 if per and rd is not None else rd
+            ref = (f"{fmt(rd)}{' µs' if per else ''}{'' if r.get('cudarc_check_ok') else ' (MISMATCH)'}"
+                   if rd is not None else "—")
             out.append(f"| {r['name']} | {fmt(g)}{' µs' if per and g is not None else ''} | "
                        f"{fmt(cu)}{' µs' if per and cu is not None else ''} | {fmt(r['ratio'])} | {rate} | "
-                       f"{fmt(r['pct_of_ceiling'])} | {'ok' if r['check_ok'] else 'MISMATCH'} |")
+                       f"{fmt(r['pct_of_ceiling'])} | {'ok' if r['check_ok'] else 'MISMATCH'} | {ref} | "
+                       f"{fmt(r.get('ratio_vs_cudarc'))} |")
         if results.get("missing"):
             out += ["", "Not measured yet (no gpukit API):", ""]
             out += [f"- {m['name']}: {m['why']}" for m in results["missing"]]

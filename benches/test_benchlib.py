@@ -31,6 +31,9 @@ class Collect(unittest.TestCase):
             line("gpukit", "launch overhead: empty kernel", [0.003], [0.004], [20000.0], 0, "per_launch"),
             line("cupy", "launch overhead: empty kernel", [0.019], [0.02], [20000.0], 0, "per_launch"),
             line("cupy", "only cupy", [1.0], [1.0], [1.0]),
+            line("cudarc", "a * 2 (float64, 2^28)", [2.4, 2.6, 2.5], [2.6, 2.7, 2.8], [10.0, 0, 5, 9]),
+            line("cudarc", "sum (float64, 2^28)", [0.4], [0.5], [3.0]),
+            line("cudarc", "only cudarc", [1.0], [1.0], [1.0]),
             {"side": "ceilings", "copy_gbps": 4000.0, "h2d_pinned_gbps": 50.0, "d2h_pinned_gbps": 50.0},
         ]
 
@@ -58,6 +61,17 @@ class Collect(unittest.TestCase):
         self.assertEqual(l["metric"], "us_per_launch_host")
         self.assertAlmostEqual(l["value"], 3.0)
         self.assertIsNone(rows["only cupy"]["gpukit_ms"])
+        # the cudarc reference side adds columns to rows of the two sides, never rows of its own
+        self.assertNotIn("only cudarc", rows)
+        self.assertEqual(a["cudarc_ms"], 2.5)
+        self.assertTrue(a["cudarc_check_ok"])
+        self.assertAlmostEqual(a["ratio_vs_cudarc"], 1.25)
+        self.assertEqual(a["ratio"], 1.0)              # the CuPy ratio is unchanged by it
+        self.assertTrue(s["cudarc_check_ok"])           # gpukit's sum agrees with cudarc's ...
+        self.assertAlmostEqual(s["ratio_vs_cudarc"], 0.8)
+        self.assertNotIn("cudarc_ms", t)
+        readme = benchlib.readme(res, None)
+        self.assertIn("| 2.500 | 1.250 |", readme)
         self.assertFalse(rows["only cupy"]["check_ok"])
         self.assertTrue(res["missing"])
         json.dumps(res)

@@ -78,7 +78,8 @@ pub struct Opts {
 }
 
 impl Opts {
-    fn wants(&self, name: &str) -> bool {
+    /// Whether the row `name` is selected by `--only`.
+    pub fn wants(&self, name: &str) -> bool {
         self.only.as_deref().is_none_or(|o| name.contains(o))
     }
 }

@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! gpukit-bench gpu [--warmup N] [--reps N] [--only SUBSTRING]   one round of the GPU workloads
+//!                                                                (gpukit, then the raw-cudarc reference rows)
 //! gpukit-bench cpu [--reps N] [--n ELEMENTS] [--only SUBSTRING] CPU backend against ndarray
 //! gpukit-bench diag [--reps BATCHES]                             host time of tiny operations
 //! ```
@@ -11,6 +12,7 @@
 //! sides against each other and writes docs/bench/results.json.
 
 mod cpu;
+mod cudarc_ref;
 mod gpu;
 mod json;
 mod kernels;
@@ -55,6 +57,18 @@ fn parse() -> Result<Args, String> {
     Ok(a)
 }
 
+/// Prints a row as one JSON line on stdout and its median on stderr.
+fn print_row(side: &str, row: &gpu::Row) {
+    let m = timing::median(
+        &row.samples
+            .iter()
+            .map(|s| s.gpu_ms.unwrap_or(s.wall_ms))
+            .collect::<Vec<_>>(),
+    );
+    eprintln!("{side}: {:<60} {:>10.4} ms", row.name, m);
+    println!("{}", row.json(side).render());
+}
+
 fn main() -> ExitCode {
     let args = match parse() {
         Ok(a) => a,
@@ -70,15 +84,10 @@ fn main() -> ExitCode {
                 reps: args.reps,
                 only: args.only.clone(),
             };
-            gpu::run_all(&opts, &mut |row| {
-                let m = timing::median(
-                    &row.samples
-                        .iter()
-                        .map(|s| s.gpu_ms.unwrap_or(s.wall_ms))
-                        .collect::<Vec<_>>(),
-                );
-                eprintln!("gpukit: {:<60} {:>10.4} ms", row.name, m);
-                println!("{}", row.json("gpukit").render());
+            gpu::run_all(&opts, &mut |row| print_row("gpukit", &row)).and_then(|()| {
+                cudarc_ref::run_all(opts.warmup, opts.reps, &|n| opts.wants(n), &mut |row| {
+                    print_row("cudarc", &row)
+                })
             })
         }
         "cpu" => cpu::run_all(args.n, args.reps, args.only.as_deref(), &mut |j| {
