@@ -161,6 +161,35 @@ def fmt(v, digits=3):
     return f"{v:.{digits}g}" if abs(v) < 0.01 else f"{v:.{digits}f}"
 
 
+#: Rows of elementwise work and reductions, held to the copy-ceiling target.
+BANDWIDTH_ROWS = ("a * 2", "lesson 5.0", "sum", "mean", "max")
+
+
+def targets(results: dict) -> list[str]:
+    """One line per target of issue 6: met, or which rows miss it and by how much."""
+    rows = results["rows"]
+    lines = []
+    below = [f"{r['name']} ({fmt(r['ratio'])})" for r in rows if r["ratio"] is not None and r["ratio"] < 1.0]
+    unrated = [r["name"] for r in rows if r["ratio"] is None]
+    lines.append("ratio ≥ 1.0 on every row: " + ("met" if not below and not unrated else
+                 "; ".join(x for x in ("below: " + ", ".join(below) if below else "",
+                                       "no ratio: " + ", ".join(unrated) if unrated else "") if x)))
+    bw = [r for r in rows if r["name"].startswith(BANDWIDTH_ROWS) and r["pct_of_ceiling"] is not None]
+    low = [f"{r['name']} ({fmt(r['pct_of_ceiling'])}%)" for r in bw if r["pct_of_ceiling"] < 90]
+    lines.append(f"elementwise and reductions ≥ 90% of the copy ceiling: "
+                 + (f"met ({fmt(min(r['pct_of_ceiling'] for r in bw))}% or more)" if bw and not low else
+                    "below: " + ", ".join(low) if low else "not measured"))
+    launch = [r for r in rows if r["unit"] == "per_launch" and r["value"] is not None]
+    slow = [f"{r['name']} ({fmt(r['value'])} µs)" for r in launch if r["value"] > 3.0]
+    lines.append("per-launch host overhead ≤ 3 µs: " + ("met" if launch and not slow else
+                 "above: " + ", ".join(slow) if slow else "not measured"))
+    pageable = [r for r in rows if "pageable" in r["name"] and r["pct_of_ceiling"] is not None]
+    short = [f"{r['name']} ({fmt(r['pct_of_ceiling'])}%)" for r in pageable if r["pct_of_ceiling"] < 80]
+    lines.append("pageable to_device / to_host ≥ 80% of the pinned link rate: " + (
+        "met" if pageable and not short else "below: " + ", ".join(short) if short else "not measured"))
+    return lines
+
+
 def readme(results: dict | None, cpu: dict | None) -> str:
     out = ["# Benchmarks: gpukit against CuPy",
            "",
@@ -199,6 +228,10 @@ def readme(results: dict | None, cpu: dict | None) -> str:
                        f"{fmt(cu)}{' µs' if per and cu is not None else ''} | {fmt(r['ratio'])} | {rate} | "
                        f"{fmt(r['pct_of_ceiling'])} | {'ok' if r['check_ok'] else 'MISMATCH'} | {ref} | "
                        f"{fmt(r.get('ratio_vs_cudarc'))} |")
+        out += ["", "### Against the targets (issue 6)", ""] + [f"- {t}" for t in targets(results)]
+        out += ["", "Diagnostics from the same run (launch floor through gpukit, raw cudarc and the bare "
+                "driver call; host memory copy and page-touch rates): [diagnostics.txt](diagnostics.txt). "
+                "What limits the rows that miss a target: [benches/README.md](../../benches/README.md#limits)."]
         if results.get("missing"):
             out += ["", "Not measured yet (no gpukit API):", ""]
             out += [f"- {m['name']}: {m['why']}" for m in results["missing"]]
@@ -285,6 +318,9 @@ def main(argv=None) -> int:
         raw = args.run / "bench-raw.jsonl"
         if raw.is_file():
             shutil.copyfile(raw, dest / "raw.jsonl")
+        diag = args.run / "bench-diagnostics.txt"
+        if diag.is_file():
+            shutil.copyfile(diag, dest / "diagnostics.txt")
     elif args.cmd == "cpu":
         (dest / "cpu.json").write_text(json.dumps(cpu_results(read_jsonl(args.raw), args.commit), indent=1) + "\n")
     write_readme(dest)

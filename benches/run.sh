@@ -5,7 +5,8 @@
 #
 # Alternates rounds of gpukit-bench and benches/cupy_twin.py (BENCH_ROUNDS, default 3), measures
 # the ceilings with CuPy in the same run, checks both sides against each other and writes to $OUT:
-# bench-raw.jsonl (every sample), bench-results.json (docs/bench/results.json's format), bench.log.
+# bench-raw.jsonl (every sample), bench-results.json (docs/bench/results.json's format), bench.log,
+# bench-diagnostics.txt (launch floor, host copy and page-touch rates).
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 STAGE=${GPU_STAGE_ROOT:-/tmp/gpu-stage}
@@ -38,6 +39,31 @@ for ((r = 1; r <= ROUNDS; r++)); do
 done
 echo "== ceilings" | tee -a "$LOG"
 "$PY" "$ROOT/benches/cupy_twin.py" --ceilings --reps "$REPS" >>"$RAW" 2> >(tee -a "$LOG" >&2) || echo "bench: ceilings exited $?" | tee -a "$LOG"
+# Diagnostics that explain the floors the rows meet: what one launch costs through gpukit, raw
+# cudarc and the bare driver call; how fast this host copies memory and touches new pages (what
+# caps transfers from and to pageable memory). Plain text, kept beside the results.
+DIAG=$OUT/bench-diagnostics.txt
+{
+  echo "# Bench diagnostics ($(date -u +%Y-%m-%dT%H:%M:%SZ))"
+  echo
+  if [[ -x $STAGE/root/bin/launch_overhead ]] || chmod +x "$STAGE/root/bin/launch_overhead" 2>/dev/null; then
+    timeout 120 "$STAGE/root/bin/launch_overhead" 2>&1 || echo "launch_overhead exited $?"
+  else
+    echo "(no launch_overhead binary staged)"
+  fi
+  echo
+  rates=$(ls "$STAGE"/root/tests/gpukit--test--transfer_gpu-* 2>/dev/null | head -1)
+  if [[ -n $rates ]]; then
+    echo "# Host<->device transfer rates and host memory rates (transfer_gpu's transfer_rates, debug build)"
+    echo
+    chmod +x "$rates"
+    (cd "$ROOT/crates/gpukit" && RATE_HOST=1 RATE_SIZES_MIB=${BENCH_RATE_SIZES_MIB:-64,2048} timeout 180 \
+      "$rates" --ignored --exact transfer_rates --nocapture --test-threads 1 2>&1) || echo "transfer_rates exited $?"
+  else
+    echo "(no transfer_gpu test binary staged)"
+  fi
+} >"$DIAG" 2>&1
+echo "bench: diagnostics in $(basename "$DIAG") after $(( $(date +%s) - t0 )) s" | tee -a "$LOG"
 "$PY" -c "import sys; sys.path.insert(0, '$ROOT/tests/gpu'); import devrun, json; print(json.dumps(devrun.device_facts()))" >"$OUT/facts.json"
 PLAN=$STAGE/parts/plan.json; [[ -f $PLAN ]] || PLAN=$ROOT/.stage/call1/plan.json
 "$PY" "$ROOT/benches/benchlib.py" collect "$RAW" --plan "$PLAN" --facts "$OUT/facts.json" >"$OUT/bench-results.json" 2> >(tee -a "$LOG" >&2)

@@ -243,9 +243,10 @@ def late_test(t: dict) -> bool:
 
 
 def run_tests(stage: Path, tests: list[dict], env: dict, log_path: Path, timeout: float,
-              budget: float = float("inf")) -> list[dict]:
+              budget: float = float("inf"), last_call: bool = True) -> list[dict]:
     """Runs test executables until the call's time budget is nearly spent; those not started are
-    left for the next call."""
+    left for the next call, and so is one that the budget cut short (before the last call), since
+    its time ran out, not its tests."""
     results = []
     tdir = stage / "root" / "tests"
     with open(log_path, "a") as logf:
@@ -253,7 +254,8 @@ def run_tests(stage: Path, tests: list[dict], env: dict, log_path: Path, timeout
             if remaining(budget) < 40:
                 log(f"tests {t['package']}/{t['name']}: left for the next call (time budget)")
                 continue
-            timeout = min(timeout, max(30.0, remaining(budget) - 20))
+            full_timeout = timeout
+            this_timeout = min(full_timeout, max(30.0, remaining(budget) - 20))
             exe = tdir / t["file"]
             cwd = ROOT / t["dir"] if t.get("dir") else ROOT
             tenv = dict(env)
@@ -266,12 +268,20 @@ def run_tests(stage: Path, tests: list[dict], env: dict, log_path: Path, timeout
             try:
                 exe.chmod(0o755)
                 p = subprocess.run([str(exe), "--test-threads", "4", "--show-output"], cwd=cwd, env=tenv, capture_output=True,
-                                   text=True, timeout=timeout, errors="replace")
+                                   text=True, timeout=this_timeout, errors="replace")
                 out, code = p.stdout + p.stderr, p.returncode
             except subprocess.TimeoutExpired as e:
                 out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-                out += f"\n(timed out after {timeout:.0f}s)\n"
+                out += f"\n(timed out after {this_timeout:.0f}s)\n"
                 code = -1
+                if this_timeout < full_timeout and not last_call:
+                    logf.write(out)
+                    logf.write(f"==== cut short by the call's time budget after {this_timeout:.0f}s: "
+                               "left for the next call\n\n")
+                    logf.flush()
+                    log(f"tests {t['package']}/{t['name']}: cut short by the call's time budget; "
+                        "left for the next call")
+                    continue
             logf.write(out)
             logf.write(f"==== exit {code}, {time.monotonic() - t0:.1f}s\n\n")
             logf.flush()
@@ -556,7 +566,7 @@ def call(args) -> int:
     if todo:
         log(f"running {len(todo)} test executable(s)")
         tests_done += run_tests(stage, todo, env, tlog, timeout=float(os.environ.get("GPU_TEST_TIMEOUT_S", "240")),
-                                budget=budget)
+                                budget=budget, last_call=k >= n)
         done_path.write_text(json.dumps(tests_done, indent=1) + "\n")
     if k < n:
         write_out(stage, out, plan, tests_done, None, facts, k, n)

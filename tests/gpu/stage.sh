@@ -62,7 +62,8 @@ pack() {
 dir_key() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum | sha256sum | cut -c1-64); }
 
 # ---------------------------------------------------------------------------------------------
-# 1. binaries: evcxr_gpu (release), gpukit-bench (release, when it is a workspace member), tests
+# 1. binaries: evcxr_gpu (release), gpukit-bench and the launch_overhead example (release, when the
+#    bench is a workspace member), tests
 STEPS=" ${GPU_STAGE_STEPS:-bins vendor wheels toolchain plan} "
 step() { [[ $STEPS == *" $1 "* ]]; }
 P=$B/payload
@@ -76,6 +77,9 @@ rm -rf "$P/early" "$P/evcxr"; mkdir -p "$P/early/bin" "$P/early/tests" "$P/evcxr
 if [[ ${GPU_STAGE_SKIP_BUILD:-0} != 1 ]]; then
   log "cargo build --release evcxr_gpu$( ((has_bench)) && echo ' gpukit-bench') (target: $CARGO_TARGET_DIR)"
   cargo build --release -p evcxr_gpu $( ((has_bench)) && echo '-p gpukit-bench')
+  # the launch-overhead example (gpukit, raw cudarc and the bare driver call side by side) runs
+  # beside the benchmarks, to show the floor of a launch on the device
+  ((has_bench)) && cargo build --release -p gpukit --example launch_overhead
 fi
 # as `make test-cargo`: the kernel crate's tests in release (they reuse the release build of evcxr;
 # a debug evcxr would cost another ten minutes and much larger binaries), the rest in debug
@@ -89,6 +93,8 @@ strip --strip-debug "$P/evcxr/bin/evcxr_gpu"
 if ((has_bench)); then
   cp "$CARGO_TARGET_DIR/release/gpukit-bench" "$P/early/bin/gpukit-bench"
   strip --strip-debug "$P/early/bin/gpukit-bench"
+  cp "$CARGO_TARGET_DIR/release/examples/launch_overhead" "$P/early/bin/launch_overhead"
+  strip --strip-debug "$P/early/bin/launch_overhead"
 fi
 "$PY" "$HERE/stagelib.py" tests "$B/cargo-tests.json" "$P/early/tests" >&2
 pack early "$(dir_key "$P/early")" "$P/early" .

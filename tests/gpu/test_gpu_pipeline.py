@@ -7,10 +7,12 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import subprocess
 import sys
 import tarfile
 import tempfile
 import unittest
+import unittest.mock
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -308,6 +310,30 @@ class DeviceRun(unittest.TestCase):
             res = devrun.run_tests(stage, tests, {"PATH": "/usr/bin:/bin"}, stage / "log", timeout=30)
             self.assertEqual(gm.cargo_test_totals(res), {"passed": 1, "failed": 1, "skipped": 2})
             self.assertIn("==== p test crash", (stage / "log").read_text())
+
+    def test_run_tests_leaves_a_binary_the_budget_cut_for_the_next_call(self):
+        with tempfile.TemporaryDirectory() as d:
+            stage = Path(d)
+            (stage / "root" / "tests").mkdir(parents=True)
+            slow = stage / "root" / "tests" / "p--test--slow"
+            slow.write_text("#!/bin/sh\necho 'running 1 test'\n")
+            tests = [{"file": slow.name, "package": "p", "name": "slow", "kind": "test", "dir": ""}]
+            # 41 s left of the call: the binary gets 30 s (the floor), short of its own 60
+            with unittest.mock.patch.object(devrun, "remaining", lambda budget: 41.0):
+                with unittest.mock.patch("subprocess.run", side_effect=subprocess.TimeoutExpired("x", 30)):
+                    before = devrun.run_tests(stage, tests, {"PATH": "/usr/bin:/bin"}, stage / "log",
+                                              timeout=60, budget=90, last_call=False)
+                    last = devrun.run_tests(stage, tests, {"PATH": "/usr/bin:/bin"}, stage / "log",
+                                            timeout=60, budget=90, last_call=True)
+            # a binary that runs past its own full timeout is a failure in any call
+            with unittest.mock.patch.object(devrun, "remaining", lambda budget: 1000.0):
+                with unittest.mock.patch("subprocess.run", side_effect=subprocess.TimeoutExpired("x", 60)):
+                    own = devrun.run_tests(stage, tests, {"PATH": "/usr/bin:/bin"}, stage / "log",
+                                           timeout=60, budget=2000, last_call=False)
+            self.assertEqual(before, [])
+            self.assertIn("left for the next call", (stage / "log").read_text())
+            self.assertEqual(gm.cargo_test_totals(last), {"passed": 0, "failed": 1, "skipped": 0})
+            self.assertEqual(gm.cargo_test_totals(own), {"passed": 0, "failed": 1, "skipped": 0})
 
     def test_unpack_joins_parts_and_checks(self):
         with tempfile.TemporaryDirectory() as d:

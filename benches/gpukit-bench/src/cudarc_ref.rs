@@ -9,7 +9,7 @@
 use crate::gpu::{pattern_f32, Row, LAUNCHES, N};
 use crate::timing::{host_ms, Sample};
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
+    sys, CudaContext, CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
 };
 use gpukit::prelude::*;
 use std::sync::Arc;
@@ -27,6 +27,9 @@ extern "C" __global__ void times2_f32(const float* a, float* b, unsigned long lo
 }
 extern "C" __global__ void empty_kernel() {}
 "#;
+
+/// Event flags for events that can be timed.
+const TIMED: sys::CUevent_flags = sys::CUevent_flags::CU_EVENT_DEFAULT;
 
 /// Threads per block of the plain kernels.
 const THREADS: u32 = 256;
@@ -93,9 +96,10 @@ impl Raw {
         let mut out = Vec::with_capacity(reps);
         for _ in 0..reps {
             let t0 = Instant::now();
-            let start = self.stream.record_event(None).map_err(err)?;
+            // cudarc's events default to CU_EVENT_DISABLE_TIMING: ask for timing ones
+            let start = self.stream.record_event(Some(TIMED)).map_err(err)?;
             op()?;
-            let end = self.stream.record_event(None).map_err(err)?;
+            let end = self.stream.record_event(Some(TIMED)).map_err(err)?;
             self.stream.synchronize().map_err(err)?;
             let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
             let gpu_ms = start.elapsed_ms(&end).map_err(err)? as f64;

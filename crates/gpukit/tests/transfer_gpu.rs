@@ -69,23 +69,29 @@ fn data<T: Pattern>(n: usize, seed: u64) -> Vec<T> {
     (0..n).map(|i| T::at(i, seed)).collect()
 }
 
-/// The first index where `got` and `want` differ, for a short failure message.
-fn first_diff<T: PartialEq>(got: &[T], want: &[T]) -> Option<usize> {
-    if got.len() != want.len() {
-        return Some(got.len().min(want.len()));
-    }
-    got.iter().zip(want).position(|(a, b)| a != b)
+/// The bytes of a slice of plain elements (every [`Element`] is a plain value without padding).
+fn bytes_of<T: Element>(v: &[T]) -> &[u8] {
+    // SAFETY: `v` is `size_of_val(v)` initialised bytes of padding-free plain values.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
 }
 
-fn assert_same<T: PartialEq + std::fmt::Debug>(got: &[T], want: &[T], what: &str) {
-    if let Some(i) = first_diff(got, want) {
-        panic!(
-            "{what}: differs at element {i} of {} (got {:?}, want {:?})",
-            want.len(),
-            got.get(i),
-            want.get(i)
-        );
+/// Asserts that two slices hold the same bits. Compared with memcmp first (the tests move
+/// gigabytes, and an element loop in a debug build is slow), element by element only to name
+/// the first difference.
+fn assert_same<T: Element + PartialEq + std::fmt::Debug>(got: &[T], want: &[T], what: &str) {
+    if bytes_of(got) == bytes_of(want) {
+        return;
     }
+    // the first element whose bits differ (or the shorter length)
+    let i = (0..got.len().min(want.len()))
+        .find(|&i| bytes_of(&got[i..=i]) != bytes_of(&want[i..=i]))
+        .unwrap_or(got.len().min(want.len()));
+    panic!(
+        "{what}: differs at element {i} of {} (got {:?}, want {:?})",
+        want.len(),
+        got.get(i),
+        want.get(i)
+    );
 }
 
 /// Element counts around the interesting byte sizes of a type of `size` bytes: tiny, just under
