@@ -10,6 +10,7 @@ use crate::gpu::{pattern_f32, Row, LAUNCHES, N};
 use crate::timing::{host_ms, Sample};
 use cudarc::driver::{
     sys, CudaContext, CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
+    ValidAsZeroBits,
 };
 use gpukit::prelude::*;
 use std::sync::Arc;
@@ -82,6 +83,32 @@ impl Raw {
         Ok(())
     }
 
+    /// The row `name`: `b = a * 2` over `host` copied to the device, checked once, then timed.
+    fn times2_row<T: DeviceRepr + ValidAsZeroBits + Copy + Into<f64>>(
+        &self,
+        name: &'static str,
+        kernel: &CudaFunction,
+        host: Vec<T>,
+        warmup: usize,
+        reps: usize,
+    ) -> Result<Row> {
+        let s = &self.stream;
+        let a = s.clone_htod(&host).map_err(err)?;
+        drop(host);
+        let mut b = s.alloc_zeros::<T>(a.len()).map_err(err)?;
+        self.times2(kernel, &a, &mut b)?;
+        let check = summary(&s.clone_dtoh(&b).map_err(err)?);
+        let samples = self.measure(warmup, reps, || self.times2(kernel, &a, &mut b))?;
+        Ok(Row {
+            name,
+            samples,
+            check,
+            bytes: (a.len() * std::mem::size_of::<T>() * 2) as f64,
+            unit: "op",
+            note: "plain kernel, one element per thread",
+        })
+    }
+
     /// Event and host times of `op`, `warmup` times untimed, then `reps` timed.
     fn measure(
         &self,
@@ -132,40 +159,14 @@ pub fn run_all(
     let name = "a * 2 (float64, 2^28)";
     if wants(name) {
         let host: Vec<f64> = (0..N).map(|i| i as f64).collect();
-        let a = s.clone_htod(&host).map_err(err)?;
-        drop(host);
-        let mut b = s.alloc_zeros::<f64>(N).map_err(err)?;
-        raw.times2(&raw.times2_f64, &a, &mut b)?;
-        let check = summary(&s.clone_dtoh(&b).map_err(err)?);
-        let samples = raw.measure(warmup, reps, || raw.times2(&raw.times2_f64, &a, &mut b))?;
-        emit(Row {
-            name,
-            samples,
-            check,
-            bytes: (N * 8 * 2) as f64,
-            unit: "op",
-            note: "plain kernel, one element per thread",
-        });
+        emit(raw.times2_row(name, &raw.times2_f64, host, warmup, reps)?);
     }
 
     let name = "a * 2 (float32, 2^28)";
     if wants(name) {
         // the same input as the other sides, made by gpukit and copied to the host once
         let host = pattern_f32(N)?.to_vec()?;
-        let a = s.clone_htod(&host).map_err(err)?;
-        drop(host);
-        let mut b = s.alloc_zeros::<f32>(N).map_err(err)?;
-        raw.times2(&raw.times2_f32, &a, &mut b)?;
-        let check = summary(&s.clone_dtoh(&b).map_err(err)?);
-        let samples = raw.measure(warmup, reps, || raw.times2(&raw.times2_f32, &a, &mut b))?;
-        emit(Row {
-            name,
-            samples,
-            check,
-            bytes: (N * 4 * 2) as f64,
-            unit: "op",
-            note: "plain kernel, one element per thread",
-        });
+        emit(raw.times2_row(name, &raw.times2_f32, host, warmup, reps)?);
     }
 
     let name = "launch overhead: empty kernel";

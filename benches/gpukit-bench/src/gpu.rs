@@ -304,13 +304,28 @@ pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
         });
     }
 
-    let name = "blur 3x3 kernel (lesson 3.0, 8192x8192x4 float32)";
-    if opts.wants(name) {
+    type Blur = fn(&Array<f32>, &mut Array<f32>, (usize, usize)) -> Result<()>;
+    let blurs: [(&'static str, &'static str, Blur); 2] = [
+        (
+            "blur 3x3 kernel (lesson 3.0, 8192x8192x4 float32)",
+            "#[kernel]",
+            |img, out, blocks| launch!(blur3[blocks, (16usize, 16usize)](img, out)),
+        ),
+        (
+            "blur 3x3 kernel, bounds checks off (8192x8192x4 float32)",
+            "#[kernel(unchecked)]",
+            |img, out, blocks| launch!(blur3_unchecked[blocks, (16usize, 16usize)](img, out)),
+        ),
+    ];
+    for (name, note, blur) in blurs {
+        if !opts.wants(name) {
+            continue;
+        }
         let (h, wd, c) = BLUR_SHAPE;
         let img = pattern_f32(h * wd * c)?.into_shape([h, wd, c])?;
-        let cfg_blocks = (wd.div_ceil(16), h.div_ceil(16));
+        let blocks = (wd.div_ceil(16), h.div_ceil(16));
         let mut out = Array::<f32>::full([h, wd, c], f32::NAN)?;
-        launch!(blur3[cfg_blocks, (16usize, 16usize)](&img, &mut out))?;
+        blur(&img, &mut out, blocks)?;
         let check = summary(&out)?;
         let s = measure_with(
             w,
@@ -320,7 +335,7 @@ pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
                 *out = Array::<f32>::full([h, wd, c], f32::NAN)?;
                 Ok(())
             },
-            |out| launch!(blur3[cfg_blocks, (16usize, 16usize)](&img, out)),
+            |out| blur(&img, out, blocks),
         )?;
         emit(Row {
             name,
@@ -328,35 +343,7 @@ pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
             check,
             bytes: (h * wd * c * 4 * 2) as f64,
             unit: "op",
-            note: "#[kernel]",
-        });
-    }
-
-    let name = "blur 3x3 kernel, bounds checks off (8192x8192x4 float32)";
-    if opts.wants(name) {
-        let (h, wd, c) = BLUR_SHAPE;
-        let img = pattern_f32(h * wd * c)?.into_shape([h, wd, c])?;
-        let cfg_blocks = (wd.div_ceil(16), h.div_ceil(16));
-        let mut out = Array::<f32>::full([h, wd, c], f32::NAN)?;
-        launch!(blur3_unchecked[cfg_blocks, (16usize, 16usize)](&img, &mut out))?;
-        let check = summary(&out)?;
-        let s = measure_with(
-            w,
-            r,
-            &mut out,
-            |out| {
-                *out = Array::<f32>::full([h, wd, c], f32::NAN)?;
-                Ok(())
-            },
-            |out| launch!(blur3_unchecked[cfg_blocks, (16usize, 16usize)](&img, out)),
-        )?;
-        emit(Row {
-            name,
-            samples: s,
-            check,
-            bytes: (h * wd * c * 4 * 2) as f64,
-            unit: "op",
-            note: "#[kernel(unchecked)]",
+            note,
         });
     }
 
