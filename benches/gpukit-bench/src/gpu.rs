@@ -84,60 +84,53 @@ impl Opts {
     }
 }
 
+/// The row `name`: `&a * two` (a new array each time), checked once, then timed.
+fn times2_row<T: Numeric + Into<f64>>(
+    name: &'static str,
+    a: Array<T>,
+    two: T,
+    warmup: usize,
+    reps: usize,
+) -> Result<Row> {
+    let check = summary(&(&a * two)?)?;
+    let samples = measure(
+        warmup,
+        reps,
+        || Ok(()),
+        || {
+            let _b = (&a * two)?;
+            Ok(())
+        },
+    )?;
+    Ok(Row {
+        name,
+        samples,
+        check,
+        bytes: (a.nbytes() * 2) as f64,
+        unit: "op",
+        note: "",
+    })
+}
+
 /// Runs every GPU workload whose name contains `opts.only`, printing one JSON line per row.
 pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
     let dev = Device::cuda(0)?;
     set_default_device(dev);
     let (w, r) = (opts.warmup, opts.reps);
 
-    for &(name, is_f64) in &[
-        ("a * 2 (float64, 2^28)", true),
-        ("a * 2 (float32, 2^28)", false),
-    ] {
-        if !opts.wants(name) {
-            continue;
-        }
-        if is_f64 {
-            let a = Array::<f64>::arange(0.0, N as f64)?;
-            let check = summary(&(&a * 2.0)?)?;
-            let s = measure(
-                w,
-                r,
-                || Ok(()),
-                || {
-                    let _b = (&a * 2.0)?;
-                    Ok(())
-                },
-            )?;
-            emit(Row {
-                name,
-                samples: s,
-                check,
-                bytes: (N * 8 * 2) as f64,
-                unit: "op",
-                note: "",
-            });
-        } else {
-            let a = pattern_f32(N)?;
-            let check = summary(&(&a * 2.0f32)?)?;
-            let s = measure(
-                w,
-                r,
-                || Ok(()),
-                || {
-                    let _b = (&a * 2.0f32)?;
-                    Ok(())
-                },
-            )?;
-            emit(Row {
-                name,
-                samples: s,
-                check,
-                bytes: (N * 4 * 2) as f64,
-                unit: "op",
-                note: "",
-            });
-        }
+    let name = "a * 2 (float64, 2^28)";
+    if opts.wants(name) {
+        emit(times2_row(
+            name,
+            Array::<f64>::arange(0.0, N as f64)?,
+            2.0,
+            w,
+            r,
+        )?);
+    }
+    let name = "a * 2 (float32, 2^28)";
+    if opts.wants(name) {
+        emit(times2_row(name, pattern_f32(N)?, 2.0f32, w, r)?);
     }
 
     let name = "lesson 5.0: x *= 5; x *= x; x += x (float64, 1000x500x500)";
