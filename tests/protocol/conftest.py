@@ -21,8 +21,9 @@ def kernel_env():
     return {**os.environ, "EVCXR_GPU_GPUKIT": "none", "EVCXR_GPU_WORKDIR": work, "EVCXR_GPU_OPT": "0"}
 
 
-def start(env):
-    km, kc = start_new_kernel(kernel_name=KERNEL, startup_timeout=120, env=env)
+def start(env, **popen):
+    """A started kernel and its client; `popen` goes to the kernel's process (e.g. `stderr=`)."""
+    km, kc = start_new_kernel(kernel_name=KERNEL, startup_timeout=120, env=env, **popen)
     return km, kc
 
 

@@ -212,3 +212,22 @@ def test_message_with_bad_hmac_is_not_executed(kernel):
     reply, _ = run(kc, code)
     assert reply["status"] == "ok" and os.path.exists(marker)
     os.remove(marker)
+
+
+def test_failed_startup_code_is_retried_then_reported_and_the_session_works(kernel_env, tmp_path):
+    from conftest import start
+
+    env = {**kernel_env, "EVCXR_GPU_PRELUDE": "let broken: u32 = \"not a number\";"}
+    log = open(tmp_path / "kernel.stderr", "w")
+    km, kc = start(env, stderr=log)
+    try:
+        reply, msgs = run(kc, "40 + 2")
+        text = "".join(c.get("text", "") for c in outputs(msgs, "stream"))
+        assert "the session start-up code failed" in text
+        assert reply["status"] == "ok"
+        assert any("42" in c["data"]["text/plain"] for c in outputs(msgs, "execute_result"))
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+        log.close()
+    assert "trying once more" in (tmp_path / "kernel.stderr").read_text()

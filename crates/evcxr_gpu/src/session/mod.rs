@@ -329,7 +329,14 @@ impl Worker {
     fn load(&mut self, config: &Config) {
         let Ok(ctx) = &mut self.ctx else { return };
         let code = config.startup_code();
-        match ctx.execute(&code) {
+        // A first build can fail for reasons that do not repeat (several kernels starting at once
+        // and contending for cargo's locks and evcxr's cache; a compiler killed from outside):
+        // one more try before the session goes on without gpukit.
+        let result = ctx.execute(&code).or_else(|e| {
+            eprintln!("evcxr_gpu: the start-up code failed ({e}); trying once more");
+            ctx.execute(&code)
+        });
+        match result {
             Ok(_) => self.gpukit = config.gpukit.is_some(),
             Err(e) => {
                 let err = CellError::evcxr(&e, &code);
