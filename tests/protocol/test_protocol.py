@@ -231,3 +231,18 @@ def test_failed_startup_code_is_retried_then_reported_and_the_session_works(kern
         km.shutdown_kernel(now=True)
         log.close()
     assert "trying once more" in (tmp_path / "kernel.stderr").read_text()
+
+
+def test_vars_lists_the_users_variables_not_the_kernels(kernel):
+    _, kc = kernel
+    run(kc, "let answer: u64 = 42;")
+    reply, _ = run(kc, "%%time\nlet timed = 1u8;")
+    assert reply["status"] == "ok"
+    reply, msgs = run(kc, ":vars")
+    assert reply["status"] == "ok"
+    shown = outputs(msgs, "display_data") + outputs(msgs, "execute_result")
+    text = "".join(c["data"].get("text/plain", "") for c in shown)
+    html = "".join(c["data"].get("text/html", "") for c in shown)
+    assert "answer: u64" in text and "timed: u8" in text
+    assert "__gk_" not in text and "__gk_" not in html
+    assert "<tr><td>answer</td><td>u64</td></tr>" in html

@@ -10,6 +10,7 @@ pub mod errors;
 pub mod libpath;
 pub mod progress;
 pub mod stderr_tap;
+pub mod vars;
 pub mod workdir;
 
 use crate::cell;
@@ -413,6 +414,11 @@ impl Worker {
                     Ok(None)
                 }
                 Step::Shell(cmd) => self.shell(&cmd).map(|_| None),
+                Step::Rust(rust) if vars::is_vars_command(&rust) => Ok(self
+                    .ctx
+                    .as_ref()
+                    .ok()
+                    .map(|ctx| (vars::vars_media(ctx.variables_and_types()), false))),
                 Step::Rust(rust) => self.eval(&rust, &input),
                 Step::Cuda {
                     code,
