@@ -6,8 +6,8 @@
 //! (`gpu_ms`), and the host time between two synchronisations (`wall_ms`). Launch rows time the
 //! host per launch, as gpukit's launch rows do.
 
-use crate::gpu::{pattern_f32, Row, LAUNCHES, N};
-use crate::timing::{host_ms, Sample};
+use crate::gpu::{pattern_f32, summary_of, Row, LAUNCHES, N};
+use crate::timing::{per_launch, Sample};
 use cudarc::driver::{
     sys, CudaContext, CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
     ValidAsZeroBits,
@@ -97,7 +97,7 @@ impl Raw {
         drop(host);
         let mut b = s.alloc_zeros::<T>(a.len()).map_err(err)?;
         self.times2(kernel, &a, &mut b)?;
-        let check = summary(&s.clone_dtoh(&b).map_err(err)?);
+        let check = summary_of(&s.clone_dtoh(&b).map_err(err)?);
         let samples = self.measure(warmup, reps, || self.times2(kernel, &a, &mut b))?;
         Ok(Row {
             name,
@@ -139,13 +139,6 @@ impl Raw {
     }
 }
 
-/// [sum, first, middle, last] of a host vector, as `gpu::summary` computes for gpukit's rows.
-fn summary<T: Copy + Into<f64>>(v: &[T]) -> Vec<f64> {
-    let n = v.len();
-    let sum: f64 = v.iter().map(|&x| x.into()).sum();
-    vec![sum, v[0].into(), v[n / 2].into(), v[n - 1].into()]
-}
-
 /// Runs the reference rows whose names `wants` accepts (the names are gpukit's and CuPy's).
 pub fn run_all(
     warmup: usize,
@@ -183,17 +176,7 @@ pub fn run_all(
         };
         launch()?;
         s.synchronize().map_err(err)?;
-        let mut samples = Vec::new();
-        for _ in 0..reps.max(3) {
-            let host = host_ms(|| (0..LAUNCHES).try_for_each(|_| launch()))?;
-            let t0 = Instant::now();
-            s.synchronize().map_err(err)?;
-            let drain = t0.elapsed().as_secs_f64() * 1e3;
-            samples.push(Sample {
-                gpu_ms: Some(host / LAUNCHES as f64),
-                wall_ms: (host + drain) / LAUNCHES as f64,
-            });
-        }
+        let samples = per_launch(reps, LAUNCHES, launch, || s.synchronize().map_err(err))?;
         emit(Row {
             name,
             samples,

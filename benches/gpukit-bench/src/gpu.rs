@@ -4,7 +4,7 @@
 
 use crate::json::Json;
 use crate::kernels::{blur3, blur3_unchecked, fizzbuzz};
-use crate::timing::{host_ms, measure, measure_with, Sample};
+use crate::timing::{measure, measure_with, per_launch, Sample};
 use gpukit::prelude::*;
 
 /// 2^28 elements: 2 GiB of f64.
@@ -54,13 +54,17 @@ impl Row {
 
 /// [sum, first, middle, last] of an array, in f64.
 pub fn summary<T: Element + Into<f64>>(a: &Array<T>) -> Result<Vec<f64>> {
-    let v = a.to_vec()?;
+    Ok(summary_of(&a.to_vec()?))
+}
+
+/// [sum, first, middle, last] of host values, in f64 (the check values every side reports).
+pub fn summary_of<T: Copy + Into<f64>>(v: &[T]) -> Vec<f64> {
     let n = v.len();
     if n == 0 {
-        return Ok(vec![0.0, f64::NAN, f64::NAN, f64::NAN]);
+        return vec![0.0, f64::NAN, f64::NAN, f64::NAN];
     }
     let sum: f64 = v.iter().map(|&x| x.into()).sum();
-    Ok(vec![sum, v[0].into(), v[n / 2].into(), v[n - 1].into()])
+    vec![sum, v[0].into(), v[n / 2].into(), v[n - 1].into()]
 }
 
 /// The f32 input pattern shared with the CuPy side: (i mod 251) / 251, exact on both sides.
@@ -346,24 +350,7 @@ pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
         let k = module.kernel("empty_kernel")?;
         launch!(k[1, 1]())?;
         synchronize()?;
-        let mut samples = Vec::new();
-        for _ in 0..r.max(3) {
-            let host = host_ms(|| {
-                for _ in 0..LAUNCHES {
-                    launch!(k[1, 1]())?;
-                }
-                Ok(())
-            })?;
-            let t0 = std::time::Instant::now();
-            synchronize()?;
-            let drain = t0.elapsed().as_secs_f64() * 1e3;
-            // gpu_ms: host time per launch (what the launching thread pays); wall_ms: per launch
-            // until the device has run them all (throughput)
-            samples.push(Sample {
-                gpu_ms: Some(host / LAUNCHES as f64),
-                wall_ms: (host + drain) / LAUNCHES as f64,
-            });
-        }
+        let samples = per_launch(r, LAUNCHES, || launch!(k[1, 1]()), synchronize)?;
         emit(Row { name, samples, check: vec![LAUNCHES as f64], bytes: 0.0, unit: "per_launch",
                    note: "gpu_ms = host time per launch, wall_ms = per launch including the device draining the queue" });
     }
@@ -372,22 +359,15 @@ pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
     if opts.wants(name) {
         let a = Array::<f32>::full(1, 1.5)?;
         let check = summary(&(&a * 2.0f32)?)?;
-        let mut samples = Vec::new();
-        for _ in 0..r.max(3) {
-            let host = host_ms(|| {
-                for _ in 0..LAUNCHES {
-                    let _b = (&a * 2.0f32)?;
-                }
+        let samples = per_launch(
+            r,
+            LAUNCHES,
+            || {
+                let _b = (&a * 2.0f32)?;
                 Ok(())
-            })?;
-            let t0 = std::time::Instant::now();
-            synchronize()?;
-            let drain = t0.elapsed().as_secs_f64() * 1e3;
-            samples.push(Sample {
-                gpu_ms: Some(host / LAUNCHES as f64),
-                wall_ms: (host + drain) / LAUNCHES as f64,
-            });
-        }
+            },
+            synchronize,
+        )?;
         emit(Row { name, samples, check, bytes: 0.0, unit: "per_launch",
                    note: "gpu_ms = host time per operation, wall_ms = per operation including the device draining the queue" });
     }
@@ -424,9 +404,7 @@ pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
         let name = TRANSFERS[1];
         if opts.wants(name) {
             let a = Array::from_slice_on(&host, &dev)?;
-            let v = a.to_vec()?;
-            let check = vec![v.iter().sum(), v[0], v[N / 2], v[N - 1]];
-            drop(v);
+            let check = summary(&a)?;
             let s = measure(
                 1,
                 r.min(3),

@@ -64,6 +64,29 @@ pub fn measure_with<S>(
     Ok(out)
 }
 
+/// Per-launch samples of `launches` back-to-back calls of `launch`, `reps` times (at least 3):
+/// `gpu_ms` is the host time per call (what the launching thread pays), `wall_ms` the time per
+/// call until `sync` returns (the device has run them all: throughput).
+pub fn per_launch(
+    reps: usize,
+    launches: usize,
+    mut launch: impl FnMut() -> Result<()>,
+    mut sync: impl FnMut() -> Result<()>,
+) -> Result<Vec<Sample>> {
+    let mut samples = Vec::with_capacity(reps.max(3));
+    for _ in 0..reps.max(3) {
+        let host = host_ms(|| (0..launches).try_for_each(|_| launch()))?;
+        let t0 = Instant::now();
+        sync()?;
+        let drain = t0.elapsed().as_secs_f64() * 1e3;
+        samples.push(Sample {
+            gpu_ms: Some(host / launches as f64),
+            wall_ms: (host + drain) / launches as f64,
+        });
+    }
+    Ok(samples)
+}
+
 /// Median of a non-empty list (the mean of the middle two for an even count).
 pub fn median(v: &[f64]) -> f64 {
     let mut s: Vec<f64> = v.to_vec();
@@ -88,6 +111,27 @@ pub fn host_ms(f: impl FnOnce() -> Result<()>) -> Result<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn per_launch_counts_calls_and_divides_by_them() {
+        let (mut calls, mut syncs) = (0, 0);
+        let s = per_launch(
+            1,
+            50,
+            || {
+                calls += 1;
+                Ok(())
+            },
+            || {
+                syncs += 1;
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(s.len(), 3, "at least three samples");
+        assert_eq!((calls, syncs), (150, 3));
+        assert!(s.iter().all(|x| x.gpu_ms.unwrap() <= x.wall_ms));
+    }
 
     #[test]
     fn median_odd_even_empty() {
