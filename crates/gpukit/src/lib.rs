@@ -36,7 +36,7 @@ pub mod nvml;
 mod process;
 
 pub use array::{Array, IntoRhs, IntoShape, PinnedBuffer, Rhs};
-pub use backend::memory::{memory_stats, MemoryStats};
+pub use device::memory::{memory_stats, MemoryStats};
 pub use device::{
     cuda_device_count, cuda_unavailable_reason, default_device, set_default_device, synchronize,
     CpuProperties, CudaProperties, Device, DeviceProperties,
@@ -49,7 +49,8 @@ pub use kernel::exports::*;
 pub use ndarray;
 
 #[doc(hidden)]
-pub use kernel::private as __private;
+#[path = "private.rs"]
+pub mod __private;
 
 /// Everything a notebook needs, in one `use gpukit::prelude::*;`.
 pub mod prelude {

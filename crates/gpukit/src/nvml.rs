@@ -10,7 +10,7 @@
 //! # ;
 //! ```
 
-use crate::backend::memory::{human_bytes, memory_stats};
+use crate::device::memory::{human_bytes, memory_stats};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use nvml_wrapper::enum_wrappers::device::TemperatureSensor;
@@ -75,7 +75,7 @@ pub struct MemoryReport {
     /// Per GPU: NVML's used/free/total (the reason when NVML is unavailable).
     pub gpus: std::result::Result<Vec<GpuStatus>, String>,
     /// gpukit's live arrays on the CPU and on each GPU NVML lists.
-    pub gpukit: Vec<crate::backend::memory::MemoryStats>,
+    pub gpukit: Vec<crate::device::memory::MemoryStats>,
 }
 
 fn nvml() -> std::result::Result<&'static Nvml, String> {

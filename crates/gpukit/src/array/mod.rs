@@ -4,10 +4,13 @@
 //! from ndarray, ...), `transfer` (to_device, to_host, reshape, astype), `pinned` (pinned host
 //! buffers and their copies), `ops` (elementwise arithmetic and operators), `math` (unary
 //! functions, comparisons), `reduce` (sum, mean, min, max), `display` (CuPy-like repr and the
-//! evcxr display hook), `kernels` (the built-in CUDA kernels).
+//! evcxr display hook), `kernels/` (the built-in CUDA kernels), `kernel_args` (arrays as
+//! kernel arguments), `vectorize` (the `#[vectorize]` runtime), `warm_up` (compiling the
+//! built-in kernels ahead of use).
 
 mod construct;
 mod display;
+mod kernel_args;
 pub(crate) mod kernels;
 mod math;
 mod op;
@@ -16,6 +19,8 @@ mod pinned;
 mod reduce;
 mod storage;
 mod transfer;
+pub(crate) mod vectorize;
+mod warm_up;
 
 pub use construct::IntoShape;
 pub use ops::{IntoRhs, Rhs};
@@ -23,7 +28,7 @@ pub use pinned::PinnedBuffer;
 
 pub(crate) use storage::Storage;
 
-use crate::backend::memory;
+use crate::device::memory;
 use crate::device::Device;
 use crate::element::{DType, Element};
 use crate::error::{Error, Result};

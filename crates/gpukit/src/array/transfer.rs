@@ -2,7 +2,7 @@
 
 use super::{checked_size, kernels, Array, Storage};
 use crate::backend::cuda::CudaBackend;
-use crate::backend::memory;
+use crate::device::memory;
 use crate::device::Device;
 use crate::element::Element;
 use crate::error::{Error, Result};

@@ -1,6 +1,6 @@
-//! The two backends, the host CPU and CUDA GPUs (through cudarc), and the tracker of gpukit's
-//! own allocations ([`memory::memory_stats`]).
+//! The two backends: the host CPU and CUDA GPUs (through cudarc). This layer moves bytes and
+//! runs compiled functions; it knows nothing of arrays, kernels written in Rust, or the
+//! [`Device`](crate::Device) type built on top of it.
 
 pub(crate) mod cpu;
 pub(crate) mod cuda;
-pub mod memory;

@@ -1,15 +1,13 @@
 //! Kernel arguments: what a launch accepts for each parameter, erased to one type.
 //!
-//! Device arrays ([`Array`]) are the fast path: their buffer is passed as is. Host arrays
+//! Device arrays ([`Array`](crate::Array)) are the fast path: their buffer is passed as is. Host arrays
 //! (ndarray arrays of any dimension and storage, `Vec`s, slices) are accepted too, as Numba
 //! accepts NumPy arrays: on a CUDA launch they are copied to the device and, when passed as
 //! `&mut`, copied back after the kernel has finished.
 
-use crate::array::{Array, Storage};
 use crate::backend::cuda::CudaBackend;
 use crate::device::Device;
 use crate::element::{DType, Element};
-use cudarc::driver::{DevicePtr, DevicePtrMut};
 use ndarray::{ArrayBase, Data, DataMut, Dimension};
 use std::any::Any;
 use std::marker::PhantomData;
@@ -30,7 +28,7 @@ pub(crate) enum ArgRepr<'a> {
     Host(HostArg<'a>),
 }
 
-/// A borrowed gpukit [`Array`].
+/// A borrowed gpukit array (built by the array layer).
 pub(crate) struct DeviceArg<'a> {
     pub(crate) dtype: DType,
     pub(crate) mutable: bool,
@@ -127,43 +125,19 @@ impl<'a> KernelArg<'a> {
         }
     }
 
-    /// A gpukit array for a read-only parameter.
-    pub fn array<T: Element>(a: &'a Array<T>) -> KernelArg<'a> {
-        let buf = match a.storage() {
-            Storage::Cpu(v) => DeviceBuf::Cpu(v.as_ptr() as *mut u8),
-            Storage::Cuda { backend, slice } => {
-                let (ptr, _record) = slice.device_ptr(backend.stream());
-                DeviceBuf::Cuda { backend, ptr }
-            }
-        };
+    /// A device array's buffer: what the array layer passes for a gpukit array
+    /// (`KernelArg::array`, `KernelArg::array_mut`).
+    pub(crate) fn device_buffer(
+        dtype: DType,
+        mutable: bool,
+        shape: &'a [usize],
+        buf: DeviceBuf<'a>,
+    ) -> KernelArg<'a> {
         KernelArg {
             repr: ArgRepr::Device(DeviceArg {
-                dtype: T::DTYPE,
-                mutable: false,
-                shape: a.shape(),
-                buf,
-            }),
-        }
-    }
-
-    /// A gpukit array for a writable parameter.
-    pub fn array_mut<T: Element>(a: &'a mut Array<T>) -> KernelArg<'a> {
-        // Split the borrow: the shape is read while the buffer is borrowed mutably.
-        let shape: *const [usize] = a.shape();
-        let buf = match a.storage_mut() {
-            Storage::Cpu(v) => DeviceBuf::Cpu(v.as_mut_ptr() as *mut u8),
-            Storage::Cuda { backend, slice } => {
-                let (ptr, _record) = slice.device_ptr_mut(backend.stream());
-                DeviceBuf::Cuda { backend, ptr }
-            }
-        };
-        KernelArg {
-            repr: ArgRepr::Device(DeviceArg {
-                dtype: T::DTYPE,
-                mutable: true,
-                // SAFETY: the shape is a separate field of the array, not touched by
-                // `storage_mut`, and lives as long as the borrow `'a`.
-                shape: unsafe { &*shape },
+                dtype,
+                mutable,
+                shape,
                 buf,
             }),
         }
@@ -265,18 +239,6 @@ pub trait SliceMutArg<'a, T: Element> {
     fn into_kernel_arg(self) -> KernelArg<'a>;
 }
 
-impl<'a, T: Element> SliceArg<'a, T> for &'a Array<T> {
-    fn into_kernel_arg(self) -> KernelArg<'a> {
-        KernelArg::array(self)
-    }
-}
-
-impl<'a, T: Element> SliceArg<'a, T> for &'a mut Array<T> {
-    fn into_kernel_arg(self) -> KernelArg<'a> {
-        KernelArg::array(self)
-    }
-}
-
 impl<'a, T: Element> SliceArg<'a, T> for &'a mut Vec<T> {
     fn into_kernel_arg(self) -> KernelArg<'a> {
         KernelArg::host(self, vec![self.len()])
@@ -298,12 +260,6 @@ where
 {
     fn into_kernel_arg(self) -> KernelArg<'a> {
         SliceArg::<'a, T>::into_kernel_arg(&*self)
-    }
-}
-
-impl<'a, T: Element> SliceMutArg<'a, T> for &'a mut Array<T> {
-    fn into_kernel_arg(self) -> KernelArg<'a> {
-        KernelArg::array_mut(self)
     }
 }
 
@@ -406,8 +362,6 @@ macro_rules! raw_array_args {
 }
 
 raw_array_args!(
-    &'a Array<T> => SliceArg,
-    &'a mut Array<T> => SliceMutArg,
     &'a Vec<T> => SliceArg,
     &'a [T] => SliceArg,
     &'a mut Vec<T> => SliceMutArg,

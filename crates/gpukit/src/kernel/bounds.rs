@@ -104,6 +104,7 @@ fn new_record(backend: &CudaBackend, dev: &DeviceRing, me: *mut Loaded) -> Resul
         // Outside the lock (allocating may wait for the device); a ring that loses a race
         // to be set is freed again.
         let _ = dev.ring.set(Ring::new(backend)?);
+        backend.register_sync_check(check_pending);
     }
     let ring = dev.ring.get().expect("set above");
     loop {
@@ -126,7 +127,7 @@ fn new_record(backend: &CudaBackend, dev: &DeviceRing, me: *mut Loaded) -> Resul
 
 /// Reads the error records of checked launches made since the last check (the stream must have
 /// been synchronised), returns the first error, and frees the records.
-pub(crate) fn check_pending(backend: &CudaBackend) -> Result<()> {
+fn check_pending(backend: &CudaBackend) -> Result<()> {
     let dev = rings().get(backend.ordinal());
     let Some(ring) = dev.ring.get() else {
         return Ok(());

@@ -223,33 +223,6 @@ pub(crate) static TEST_SESSION: Mutex<()> = Mutex::new(());
 mod tests {
     use super::*;
 
-    /// Built-in array operations are timed like every other kernel (skips without a GPU).
-    #[test]
-    fn built_in_array_operations_are_profiled() {
-        use crate::{Array, Device};
-        let _turn = TEST_SESSION.lock().unwrap_or_else(|p| p.into_inner());
-        if crate::backend::cuda::probe().unwrap_or(0) == 0 {
-            println!("skipped: no CUDA GPU");
-            return;
-        }
-        let dev = Device::Cuda(0);
-        let a = Array::<f32>::ones_on(1 << 20, &dev).unwrap();
-        let _ = (&a * 2.0).unwrap().sum().unwrap();
-        start();
-        let b = (&a * 2.0).unwrap();
-        let s = b.sum().unwrap();
-        let records = stop().unwrap();
-        assert_eq!(s, 2.0 * (1 << 20) as f32);
-        for name in ["mul_as_f32", "sum_f32"] {
-            let r = records
-                .iter()
-                .find(|r| r.kernel == name)
-                .unwrap_or_else(|| panic!("{name} not profiled: {records:?}"));
-            assert!(r.calls >= 1 && r.min_ms > 0.0, "{r}");
-            assert_eq!(r.device, dev);
-        }
-    }
-
     #[test]
     fn aggregates_per_kernel_in_first_launch_order() {
         let _turn = TEST_SESSION.lock().unwrap_or_else(|p| p.into_inner());

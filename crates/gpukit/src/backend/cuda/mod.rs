@@ -8,23 +8,23 @@ mod nvrtc;
 pub(crate) mod pinned;
 mod pool;
 mod probe;
+mod properties;
 pub(crate) mod staging;
 
 #[allow(unused_imports)]
 pub(crate) use nvrtc::{cache_dir, compile_ptx, nvrtc_version, ptx_entries};
 #[allow(unused_imports)]
 pub(crate) use probe::{nvrtc_probe, probe};
+pub use properties::CudaProperties;
 
-use crate::device::{CudaProperties, Device};
 use crate::element::Element;
 use crate::error::{Error, Result};
-use cudarc::driver::sys::CUdevice_attribute as Attr;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
     DriverError,
 };
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// A compiled and loaded CUDA module: its PTX and its kernels by name.
 pub(crate) struct CompiledModule {
@@ -79,7 +79,15 @@ pub(crate) struct CudaBackend {
     staging: staging::Buffers,
     modules: Mutex<HashMap<String, Arc<CompiledModule>>>,
     pending: Mutex<Option<Error>>,
+    /// Reports errors that kernels recorded on the device (out-of-bounds indices), run after
+    /// every synchronisation; registered by the kernel layer at its first checked launch.
+    sync_check: OnceLock<SyncCheck>,
 }
+
+/// A check run after each synchronisation of a device: reads what its kernels recorded and
+/// returns the first error. The backend knows nothing of kernels; the kernel layer registers
+/// its check with [`CudaBackend::register_sync_check`].
+pub(crate) type SyncCheck = fn(&CudaBackend) -> Result<()>;
 
 impl std::fmt::Debug for CudaBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -139,7 +147,7 @@ impl CudaBackend {
         let stream = ctx
             .new_stream()
             .map_err(|e| driver_err("creating a CUDA stream", e))?;
-        let properties = query_properties(&ctx)?;
+        let properties = properties::query_properties(&ctx)?;
         let pool = pool::Pool::default_for(&ctx);
         let arch = format!(
             "sm_{}{}",
@@ -155,17 +163,13 @@ impl CudaBackend {
             staging: staging::Buffers::default(),
             modules: Mutex::new(HashMap::new()),
             pending: Mutex::new(None),
+            sync_check: OnceLock::new(),
         })
     }
 
     /// The CUDA device number.
     pub(crate) fn ordinal(&self) -> usize {
         self.ordinal
-    }
-
-    /// This backend as a [`Device`].
-    pub(crate) fn device(&self) -> Device {
-        Device::Cuda(self.ordinal)
     }
 
     /// The stream all gpukit work on this device is queued on.
@@ -206,7 +210,7 @@ impl CudaBackend {
 
     fn oom(&self, requested: usize) -> Error {
         Error::OutOfMemory {
-            device: self.device().to_string(),
+            device: format!("cuda:{}", self.ordinal),
             requested,
             free: self.available(),
         }
@@ -395,7 +399,13 @@ impl CudaBackend {
         }
     }
 
-    /// Waits for queued work, then reports a recorded error or a kernel's out-of-bounds index.
+    /// Registers the check run after every synchronisation (the first registration stays).
+    pub(crate) fn register_sync_check(&self, check: SyncCheck) {
+        let _ = self.sync_check.set(check);
+    }
+
+    /// Waits for queued work, then reports a recorded error or a kernel's out-of-bounds index
+    /// (through the registered [`SyncCheck`]).
     pub(crate) fn synchronize(&self) -> Result<()> {
         self.stream
             .synchronize()
@@ -405,7 +415,11 @@ impl CudaBackend {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
-        match (crate::kernel::bounds::check_pending(self), pending) {
+        let checked = match self.sync_check.get() {
+            Some(check) => check(self),
+            None => Ok(()),
+        };
+        match (checked, pending) {
             (Ok(()), None) => Ok(()),
             (Ok(()), Some(e)) | (Err(e), None) => Err(e),
             (Err(bounds), Some(e)) => {
@@ -421,45 +435,4 @@ impl CudaBackend {
 pub(crate) fn as_bytes<T: Element>(data: &[T]) -> &[u8] {
     // SAFETY: elements are plain values without padding; the bytes live as long as `data`.
     unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, std::mem::size_of_val(data)) }
-}
-
-fn query_properties(ctx: &Arc<CudaContext>) -> Result<CudaProperties> {
-    let q = |what: &str, e: DriverError| driver_err(&format!("querying {what}"), e);
-    let a = |attr: Attr| -> Result<u32> {
-        ctx.attribute(attr)
-            .map(|v| v.max(0) as u32)
-            .map_err(|e| q("a device attribute", e))
-    };
-    Ok(CudaProperties {
-        ordinal: ctx.ordinal(),
-        name: ctx.name().map_err(|e| q("the device name", e))?,
-        compute_capability: {
-            let (ma, mi) = ctx
-                .compute_capability()
-                .map_err(|e| q("the compute capability", e))?;
-            (ma.max(0) as u32, mi.max(0) as u32)
-        },
-        multiprocessors: a(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
-        warp_size: a(Attr::CU_DEVICE_ATTRIBUTE_WARP_SIZE)?,
-        max_threads_per_block: a(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
-        max_threads_per_multiprocessor: a(
-            Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
-        )?,
-        max_block_dims: [
-            a(Attr::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,
-            a(Attr::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?,
-            a(Attr::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?,
-        ],
-        max_grid_dims: [
-            a(Attr::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?,
-            a(Attr::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
-            a(Attr::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
-        ],
-        total_memory: ctx.total_mem().map_err(|e| q("the memory size", e))?,
-        shared_memory_per_block: a(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)? as usize,
-        clock_khz: a(Attr::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)?,
-        memory_clock_khz: a(Attr::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)?,
-        memory_bus_width_bits: a(Attr::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)?,
-        l2_cache_bytes: a(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as usize,
-    })
 }

@@ -7,15 +7,15 @@
 //! result takes. The result lives on the device of the gpukit arrays among the inputs (they must
 //! agree), else on the default device.
 
-use super::config::{Dim3, LaunchConfig};
-use super::cuda::{cached_function, launch_values, FnSpec};
-use super::info::VectorizeInfo;
-use super::profile;
-use crate::array::{Array, Storage};
+use super::{Array, Storage};
 use crate::backend::cuda::CudaBackend;
 use crate::device::{default_device, Device};
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::kernel::config::{Dim3, LaunchConfig};
+use crate::kernel::cuda::{cached_function, launch_values, FnSpec};
+use crate::kernel::info::VectorizeInfo;
+use crate::kernel::profile;
 use cudarc::driver::{CudaSlice, DevicePtr};
 use ndarray::{ArrayBase, Data, Dimension};
 use std::borrow::Cow;

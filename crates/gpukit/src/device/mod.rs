@@ -4,6 +4,10 @@
 //! else the first usable CUDA GPU, else the CPU with a one-line notice saying why.
 //! [`set_default_device`] (and the kernel's `%device` magic) changes it later.
 
+pub mod memory;
+
+use crate::backend::cuda::CudaBackend;
+pub use crate::backend::cuda::CudaProperties;
 use crate::error::{Error, Result};
 use std::fmt;
 use std::str::FromStr;
@@ -53,19 +57,6 @@ impl Device {
         }
     }
 
-    /// Compiles gpukit's built-in array kernels for this device now (they are otherwise compiled
-    /// on first use), filling the PTX cache on disk; returns the number of modules. Nothing to
-    /// do on the CPU (0). Used by the installer to warm the cache.
-    pub fn precompile_builtin_kernels(&self) -> Result<usize> {
-        match self {
-            Device::Cpu => Ok(0),
-            Device::Cuda(n) => {
-                let backend = crate::backend::cuda::CudaBackend::get(*n)?;
-                crate::array::kernels::precompile(&backend)
-            }
-        }
-    }
-
     /// Wait until all work queued on this device has finished, and report any error
     /// (such as a kernel's out-of-bounds index) raised by that work.
     pub fn synchronize(&self) -> Result<()> {
@@ -73,6 +64,15 @@ impl Device {
             Device::Cpu => crate::backend::cpu::take_pending_error(),
             Device::Cuda(n) => crate::backend::cuda::CudaBackend::get(*n)?.synchronize(),
         }
+    }
+}
+
+/// `CudaBackend::device` lives here, not in the backend: the backend layer knows device
+/// numbers, not the [`Device`] type defined above it.
+impl CudaBackend {
+    /// This backend as a [`Device`].
+    pub(crate) fn device(&self) -> Device {
+        Device::Cuda(self.ordinal())
     }
 }
 
@@ -118,41 +118,6 @@ pub enum DeviceProperties {
     Cpu(CpuProperties),
 }
 
-/// What a CUDA GPU is and what it can do (the numbers CUDA's deviceQuery prints).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CudaProperties {
-    /// CUDA device number.
-    pub ordinal: usize,
-    /// Marketing name, e.g. `NVIDIA H100 80GB HBM3`.
-    pub name: String,
-    /// Compute capability (major, minor), e.g. (9, 0).
-    pub compute_capability: (u32, u32),
-    /// Number of streaming multiprocessors (SMs).
-    pub multiprocessors: u32,
-    /// Threads per warp.
-    pub warp_size: u32,
-    /// Largest number of threads in one block.
-    pub max_threads_per_block: u32,
-    /// Largest number of resident threads per SM.
-    pub max_threads_per_multiprocessor: u32,
-    /// Largest block size in x, y, z.
-    pub max_block_dims: [u32; 3],
-    /// Largest grid size in x, y, z.
-    pub max_grid_dims: [u32; 3],
-    /// Global memory in bytes.
-    pub total_memory: usize,
-    /// Shared memory per block in bytes (without opt-in).
-    pub shared_memory_per_block: usize,
-    /// Peak SM clock in kHz.
-    pub clock_khz: u32,
-    /// Peak memory clock in kHz.
-    pub memory_clock_khz: u32,
-    /// Memory bus width in bits.
-    pub memory_bus_width_bits: u32,
-    /// L2 cache size in bytes.
-    pub l2_cache_bytes: usize,
-}
-
 /// What the host CPU is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CpuProperties {
@@ -191,7 +156,7 @@ impl CpuProperties {
 
 impl fmt::Display for DeviceProperties {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        use crate::backend::memory::human_bytes;
+        use memory::human_bytes;
         match self {
             DeviceProperties::Cpu(p) => write!(
                 f,
