@@ -70,6 +70,16 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// A fatal fault destroyed the device's CUDA context (an illegal address, say): the arrays
+    /// that lived there are gone. `message` says what happened and whether gpukit could reset
+    /// the device for new work.
+    #[error("{message}")]
+    DeviceLost {
+        /// Device name, e.g. `cuda:0`.
+        device: String,
+        /// What happened, what is lost, and the state of the device now.
+        message: String,
+    },
     /// An error reported by the CUDA driver, NVRTC or a CUDA library.
     #[error("CUDA error: {0}")]
     Cuda(String),

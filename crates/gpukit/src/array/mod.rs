@@ -137,6 +137,17 @@ impl<T: Element> Array<T> {
 impl<T: Element> Drop for Array<T> {
     fn drop(&mut self) {
         memory::track_free(self.storage.device(), self.tracked);
+        if let Storage::Cuda { backend, .. } = &self.storage {
+            if backend.is_lost() {
+                // The memory went with the destroyed context; freeing the stale address now
+                // could free memory of the device's new context. Let the handle go unfreed.
+                if let Storage::Cuda { slice, .. } =
+                    std::mem::replace(&mut self.storage, Storage::Cpu(Vec::new()))
+                {
+                    let _ = slice.leak();
+                }
+            }
+        }
     }
 }
 

@@ -47,6 +47,8 @@ pub(crate) fn check_same<T: Element, U: Element>(
     a: &Array<T>,
     b: &Array<U>,
 ) -> Result<()> {
+    a.storage().ensure_usable()?;
+    b.storage().ensure_usable()?;
     if a.device() != b.device() {
         return Err(Error::DeviceMismatch(format!(
             "operands of `{what}` live on {} and {}; move one with .to_device(&..)",

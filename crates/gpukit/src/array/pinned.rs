@@ -55,6 +55,21 @@ enum Mem<T> {
     Host(Vec<T>),
 }
 
+impl<T: Element> Drop for PinnedBuffer<T> {
+    fn drop(&mut self) {
+        if let Mem::Pinned { backend, .. } = &self.mem {
+            if backend.is_lost() {
+                // Freed with the destroyed context (see `Array`'s drop): never free it again.
+                if let Mem::Pinned { alloc, .. } =
+                    std::mem::replace(&mut self.mem, Mem::Host(Vec::new()))
+                {
+                    std::mem::forget(alloc);
+                }
+            }
+        }
+    }
+}
+
 impl<T: Element> PinnedBuffer<T> {
     /// `len` zeros in pinned memory for the default device.
     pub fn zeros(len: usize) -> Result<PinnedBuffer<T>> {

@@ -31,6 +31,15 @@ impl<T: Element> Storage<T> {
         }
     }
 
+    /// An error when the buffer lived on a CUDA device that a fault has since destroyed (see
+    /// `backend::cuda::fault`); `Ok` otherwise.
+    pub(crate) fn ensure_usable(&self) -> crate::error::Result<()> {
+        match self {
+            Storage::Cpu(_) => Ok(()),
+            Storage::Cuda { backend, .. } => backend.ensure_usable(),
+        }
+    }
+
     /// Number of elements the buffer holds.
     pub(crate) fn capacity(&self) -> usize {
         match self {

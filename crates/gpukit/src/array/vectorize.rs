@@ -116,6 +116,14 @@ impl<T: Element> VecInput<'_, T> {
         }
     }
 
+    /// An error when the input is an array whose device was lost in a fault.
+    fn ensure_usable(&self) -> Result<()> {
+        match self {
+            VecInput::Array(a) => a.storage().ensure_usable(),
+            _ => Ok(()),
+        }
+    }
+
     /// Elementwise reader on the host (the CPU device).
     fn host(&self) -> Reader<'_, T> {
         match self {
@@ -240,6 +248,7 @@ macro_rules! vectorize_fn {
         ) -> Result<Array<R>> {
             debug_assert_eq!(info.arity, $arity);
             $(let $a = $a.into_vec_input();)+
+            $($a.ensure_usable()?;)+
             let (shape, device) = plan(info, &[$($a.shape()),+], &[$($a.device()),+])?;
             let n: usize = shape.iter().product();
             match device {

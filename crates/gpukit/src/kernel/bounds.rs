@@ -85,7 +85,7 @@ crate::process::process_global! {
 /// the record of the previous launch when that was the same kernel (no lock), else a new one.
 #[inline]
 pub(crate) fn next_record(backend: &CudaBackend, kernel: &'static Loaded) -> Result<u64> {
-    let dev = rings().get(backend.ordinal());
+    let dev = rings().get(backend);
     let me = kernel as *const Loaded as *mut Loaded;
     if let Some(ring) = dev.ring.get() {
         let n = ring.used.load(Ordering::Acquire);
@@ -128,7 +128,7 @@ fn new_record(backend: &CudaBackend, dev: &DeviceRing, me: *mut Loaded) -> Resul
 /// Reads the error records of checked launches made since the last check (the stream must have
 /// been synchronised), returns the first error, and frees the records.
 fn check_pending(backend: &CudaBackend) -> Result<()> {
-    let dev = rings().get(backend.ordinal());
+    let dev = rings().get(backend);
     let Some(ring) = dev.ring.get() else {
         return Ok(());
     };

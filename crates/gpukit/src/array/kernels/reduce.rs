@@ -23,7 +23,7 @@ pub(super) struct Scratch {
 pub(super) static SCRATCH: PerDevice<OnceLock<Scratch>> = PerDevice::new();
 
 pub(super) fn scratch(backend: &CudaBackend) -> Result<&'static Scratch> {
-    let cell = SCRATCH.get(backend.ordinal());
+    let cell = SCRATCH.get(backend);
     if let Some(s) = cell.get() {
         return Ok(s);
     }

@@ -187,7 +187,7 @@ pub(super) static FUNCTIONS: PerDevice<Table> = PerDevice::new();
 /// The built-in kernel `k` on `backend`'s device: two atomic loads once it is loaded.
 #[inline]
 pub(super) fn function(backend: &CudaBackend, k: Builtin) -> Result<&'static Loaded> {
-    let slot = &FUNCTIONS.get(backend.ordinal()).0[k.slot()];
+    let slot = &FUNCTIONS.get(backend).0[k.slot()];
     match slot.get() {
         Some(f) => Ok(f),
         None => load(backend, k, slot),

@@ -4,6 +4,7 @@
 //! Every entry point checks [`probe`] first, so cudarc is never asked to load a library that
 //! is missing (it would panic).
 
+mod fault;
 mod nvrtc;
 pub(crate) mod pinned;
 mod pool;
@@ -11,6 +12,7 @@ mod probe;
 mod properties;
 pub(crate) mod staging;
 
+pub(crate) use fault::driver_err;
 #[allow(unused_imports)]
 pub(crate) use nvrtc::{cache_dir, compile_ptx, nvrtc_version, ptx_entries};
 #[allow(unused_imports)]
@@ -82,6 +84,12 @@ pub(crate) struct CudaBackend {
     /// Reports errors that kernels recorded on the device (out-of-bounds indices), run after
     /// every synchronisation; registered by the kernel layer at its first checked launch.
     sync_check: OnceLock<SyncCheck>,
+    /// This backend's number among all backends of the process (see [`CudaBackend::generation`]).
+    generation: u64,
+    /// Set when a sticky fault destroyed the context ([`fault`]).
+    lost: OnceLock<fault::Lost>,
+    /// This backend itself, to keep it alive forever once lost.
+    me: OnceLock<std::sync::Weak<CudaBackend>>,
 }
 
 /// A check run after each synchronisation of a device: reads what its kernels recorded and
@@ -106,6 +114,7 @@ pub(crate) fn backends_in_use() -> Vec<Arc<CudaBackend>> {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .values()
+        .filter(|b| !b.is_lost())
         .cloned()
         .collect();
     v.sort_by_key(|b| b.ordinal);
@@ -115,10 +124,9 @@ pub(crate) fn backends_in_use() -> Vec<Arc<CudaBackend>> {
 /// Requests of at least this many bytes are checked against the available memory up front.
 const LARGE_ALLOCATION: usize = 64 << 20;
 
-/// Maps a driver error to gpukit's error, naming what was being done.
-pub(crate) fn driver_err(what: &str, e: DriverError) -> Error {
-    Error::Cuda(format!("{what}: {e}"))
-}
+/// Generations of backends: each new backend (a device's first use, or its recovery after a
+/// fault) takes the next number, so per-device tables can tell a fresh backend from a lost one.
+static NEXT_GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl CudaBackend {
     /// The backend of device `ordinal`, created on first use.
@@ -131,9 +139,12 @@ impl CudaBackend {
         }
         let mut reg = registry().lock().unwrap_or_else(|p| p.into_inner());
         if let Some(b) = reg.get(&ordinal) {
-            return Ok(b.clone());
+            if !b.is_lost() {
+                return Ok(b.clone());
+            }
         }
         let backend = Arc::new(CudaBackend::create(ordinal)?);
+        let _ = backend.me.set(Arc::downgrade(&backend));
         reg.insert(ordinal, backend.clone());
         Ok(backend)
     }
@@ -164,12 +175,22 @@ impl CudaBackend {
             modules: Mutex::new(HashMap::new()),
             pending: Mutex::new(None),
             sync_check: OnceLock::new(),
+            generation: NEXT_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            lost: OnceLock::new(),
+            me: OnceLock::new(),
         })
     }
 
     /// The CUDA device number.
     pub(crate) fn ordinal(&self) -> usize {
         self.ordinal
+    }
+
+    /// A number unique to this backend in the process (from 1). A device recovered after a
+    /// fault gets a new backend with a new generation; tables of per-device state (compiled
+    /// functions, error records) are keyed by it, so nothing of the lost context is reused.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// The stream all gpukit work on this device is queued on.
@@ -225,6 +246,7 @@ impl CudaBackend {
     /// # Safety
     /// The contents are unspecified until written.
     pub(crate) unsafe fn alloc<T: Element>(&self, len: usize) -> Result<CudaSlice<T>> {
+        self.ensure_usable()?;
         let requested = len
             .checked_mul(std::mem::size_of::<T>())
             .ok_or_else(|| self.oom(usize::MAX))?;
@@ -242,10 +264,23 @@ impl CudaBackend {
                 self.stream
                     .synchronize()
                     .map_err(|e| driver_err("synchronizing before retrying an allocation", e))?;
-                if let Some(pool) = &self.pool {
+                let released = self.pool.as_ref().map_or(0, |pool| {
+                    let idle = pool.idle_bytes();
                     pool.trim();
-                }
-                match self.stream.alloc::<T>(len.max(1)) {
+                    idle.saturating_sub(pool.idle_bytes())
+                });
+                let retried = self.stream.alloc::<T>(len.max(1));
+                eprintln!(
+                    "gpukit: cuda:{} had no room for {requested} bytes; released {released} bytes \
+                     of gpukit's cached pool memory and retried: {}",
+                    self.ordinal,
+                    if retried.is_ok() {
+                        "that worked"
+                    } else {
+                        "still no room"
+                    }
+                );
+                match retried {
                     Ok(s) => Ok(s),
                     Err(e) if is_oom(&e) => Err(self.oom(requested)),
                     Err(e) => Err(driver_err("allocating device memory", e)),
@@ -276,6 +311,7 @@ impl CudaBackend {
 
     /// Copies host data into the start of an existing device buffer (see [`CudaBackend::upload`]).
     pub(crate) fn upload_into<T: Element>(&self, data: &[T], dst: &mut CudaSlice<T>) -> Result<()> {
+        self.ensure_usable()?;
         if data.len() > dst.len() {
             return Err(Error::Other(format!(
                 "internal: copy of {} elements into a buffer of {}",
@@ -347,6 +383,7 @@ impl CudaBackend {
         start: usize,
         len: usize,
     ) -> Result<(cudarc::driver::sys::CUdeviceptr, usize)> {
+        self.ensure_usable()?;
         start
             .checked_add(len)
             .filter(|&e| e <= slice.len())
@@ -364,6 +401,7 @@ impl CudaBackend {
     /// Compiles `source` with NVRTC for this device (PTX cache in memory and on disk) and loads
     /// it; loaded modules are cached per source.
     pub(crate) fn compile(&self, name: &str, source: &str) -> Result<Arc<CompiledModule>> {
+        self.ensure_usable()?;
         if let Some(m) = self
             .modules
             .lock()
@@ -407,9 +445,10 @@ impl CudaBackend {
     /// Waits for queued work, then reports a recorded error or a kernel's out-of-bounds index
     /// (through the registered [`SyncCheck`]).
     pub(crate) fn synchronize(&self) -> Result<()> {
+        self.ensure_usable()?;
         self.stream
             .synchronize()
-            .map_err(|e| driver_err("synchronizing the stream", e))?;
+            .map_err(|e| self.fault_err("synchronizing the stream", e))?;
         let pending = self
             .pending
             .lock()

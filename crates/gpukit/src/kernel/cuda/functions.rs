@@ -9,10 +9,20 @@ use cudarc::driver::CudaFunction;
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-/// One value of `T` per CUDA device, created on first use and never freed, reachable with two
-/// atomic loads and no lock.
+/// One value of `T` per CUDA device backend, created on first use and never freed, reachable
+/// with a few atomic loads and no lock.
+///
+/// Values are keyed by the backend's generation as well as its device: after a sticky fault
+/// the device gets a new backend ([`crate::backend::cuda`]'s `fault`), which finds a fresh
+/// value here, while references to the old one stay valid (it is leaked, never reused).
 pub(crate) struct PerDevice<T> {
-    slots: OnceLock<Box<[T]>>,
+    slots: OnceLock<Box<[AtomicPtr<Generation<T>>]>>,
+}
+
+/// A value and the backend generation it belongs to.
+struct Generation<T> {
+    generation: u64,
+    value: T,
 }
 
 impl<T: Default> PerDevice<T> {
@@ -23,16 +33,52 @@ impl<T: Default> PerDevice<T> {
         }
     }
 
-    /// The value of device `ordinal` (an ordinal of an existing [`CudaBackend`]).
+    /// The value of `backend` (created on first use).
     #[inline]
-    pub(crate) fn get(&self, ordinal: usize) -> &T {
+    pub(crate) fn get(&self, backend: &CudaBackend) -> &T {
+        let ordinal = backend.ordinal();
         let slots = self.slots.get_or_init(|| {
             let count = probe().unwrap_or(0).max(ordinal + 1);
-            (0..count).map(|_| T::default()).collect()
+            (0..count)
+                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+                .collect()
         });
-        slots
+        let slot = slots
             .get(ordinal)
-            .expect("a CUDA backend's ordinal is below the device count")
+            .expect("a CUDA backend's ordinal is below the device count");
+        let current = slot.load(Ordering::Acquire);
+        // SAFETY: a published pointer comes from `Box::into_raw` below and is never freed.
+        match unsafe { current.as_ref() } {
+            Some(g) if g.generation == backend.generation() => &g.value,
+            _ => Self::renew(slot, current, backend.generation()),
+        }
+    }
+
+    /// Publishes a fresh value for `generation` (the first use, or the first after a fault).
+    #[cold]
+    fn renew(slot: &AtomicPtr<Generation<T>>, mut seen: *mut Generation<T>, generation: u64) -> &T {
+        let fresh = Box::into_raw(Box::new(Generation {
+            generation,
+            value: T::default(),
+        }));
+        loop {
+            match slot.compare_exchange(seen, fresh, Ordering::AcqRel, Ordering::Acquire) {
+                // SAFETY: just published; never freed.
+                Ok(_) => return unsafe { &(*fresh).value },
+                Err(actual) => {
+                    // SAFETY: as in `get`.
+                    if let Some(g) = unsafe { actual.as_ref() } {
+                        if g.generation == generation {
+                            // Another thread published first: use its value, drop ours.
+                            // SAFETY: `fresh` was never published.
+                            drop(unsafe { Box::from_raw(fresh) });
+                            return &g.value;
+                        }
+                    }
+                    seen = actual;
+                }
+            }
+        }
     }
 }
 
@@ -161,7 +207,7 @@ pub(crate) fn cached_function(
         spec.key_source.len(),
         spec.helpers,
     );
-    let table = FUNCTIONS.get(backend.ordinal());
+    let table = FUNCTIONS.get(backend);
     match table.find(&key) {
         Some(e) => Ok(e),
         None => {

@@ -172,10 +172,12 @@ fn notice_host_copies(kernel: &str, backend: &CudaBackend) {
 }
 
 thread_local! {
-    /// The context gpukit last made current on this thread (0: none yet). Another library (or
+    /// The generation of the backend whose context gpukit last made current on this thread
+    /// (0: none yet; a generation rather than the context handle, since a device reset after a
+    /// fault may give the new context the old handle). Another library (or
     /// cudarc, for another device) can change the current context behind gpukit's back; a
     /// launch that the driver then refuses is bound for real and retried ([`raw_launch`]).
-    static BOUND: Cell<usize> = const { Cell::new(0) };
+    static BOUND: Cell<u64> = const { Cell::new(0) };
 }
 
 /// Makes `backend`'s context current on this thread if it is not; `Ok(true)` when it trusted
@@ -187,8 +189,7 @@ thread_local! {
 /// synchronisation, which goes through `bind_to_thread` and so still reports such errors.
 #[inline]
 fn make_current(backend: &CudaBackend) -> Result<bool> {
-    let want = backend.context().cu_ctx();
-    if BOUND.with(Cell::get) == want as usize {
+    if BOUND.with(Cell::get) == backend.generation() {
         return Ok(true);
     }
     bind(backend).map(|_| false)
@@ -207,7 +208,7 @@ fn bind(backend: &CudaBackend) -> Result<()> {
             .map_err(|e| driver_err("binding the CUDA context", e))?,
         Err(e) => return Err(driver_err("binding the CUDA context", e)),
     }
-    BOUND.with(|b| b.set(want as usize));
+    BOUND.with(|b| b.set(backend.generation()));
     Ok(())
 }
 
@@ -220,6 +221,7 @@ fn raw_launch(
     params: &mut Params,
     name: &str,
 ) -> Result<()> {
+    backend.ensure_usable()?;
     let trusted = make_current(backend)?;
     let events = profile::cuda_begin(backend)?;
     let pointers = params.pointers();
@@ -232,7 +234,7 @@ fn raw_launch(
         launched = cu_launch(backend, func, config, pointers);
     }
     if let Err(e) = launched {
-        return Err(launch_error(name, config, e));
+        return Err(launch_error(backend, name, config, e));
     }
     match events {
         None => Ok(()),
@@ -265,7 +267,12 @@ fn cu_launch(
 
 /// The error of a refused launch.
 #[cold]
-fn launch_error(name: &str, config: &LaunchConfig, e: cudarc::driver::DriverError) -> Error {
+fn launch_error(
+    backend: &CudaBackend,
+    name: &str,
+    config: &LaunchConfig,
+    e: cudarc::driver::DriverError,
+) -> Error {
     match e.0 {
         CUresult::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES | CUresult::CUDA_ERROR_INVALID_VALUE => {
             Error::LaunchConfig {
@@ -273,7 +280,7 @@ fn launch_error(name: &str, config: &LaunchConfig, e: cudarc::driver::DriverErro
                 reason: format!("the device refused {config}: {e}"),
             }
         }
-        _ => driver_err(&format!("launching `{name}`"), e),
+        _ => backend.fault_err(&format!("launching `{name}`"), e),
     }
 }
 

@@ -95,16 +95,21 @@ pub(super) fn build_params(
                 continue;
             }
             ArgRepr::Device(d) => match &d.buf {
-                DeviceBuf::Cuda { backend: b, ptr } if b.ordinal() == backend.ordinal() => {
+                DeviceBuf::Cuda { backend: b, ptr } if b.generation() == backend.generation() => {
                     (*ptr, d.shape)
                 }
-                _ => {
+                buf => {
+                    if let DeviceBuf::Cuda { backend: b, .. } = buf {
+                        // Same device, another backend: one of the two was lost in a fault.
+                        b.ensure_usable()?;
+                        backend.ensure_usable()?;
+                    }
                     return Err(Error::DeviceMismatch(format!(
                         "argument {} is {} but the kernel runs on {}",
                         i + 1,
                         a.describe(),
                         backend.device()
-                    )))
+                    )));
                 }
             },
             ArgRepr::Host(h) => {
