@@ -30,7 +30,9 @@ pub(crate) enum Failure {
         thread: Dim3,
         block: Dim3,
     },
-    /// The twin panicked (e.g. an integer overflow or a division by zero in a debug build).
+    /// The twin panicked. Translated code is not expected to (integers wrap, division by zero
+    /// gives 0, indices are checked); this is the safety net that turns a gpukit bug into an
+    /// error naming the thread instead of a crash.
     Panic {
         message: String,
         thread: Dim3,
