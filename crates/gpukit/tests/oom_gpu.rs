@@ -67,7 +67,10 @@ fn filling_the_device_ends_in_clear_errors_and_the_memory_comes_back() {
             Ok(a) => small.push(a),
             Err(e) => break e,
         }
-        assert!(small.len() <= GIB / SMALL + 8, "more small arrays than the rest can hold");
+        assert!(
+            small.len() <= GIB / SMALL + 8,
+            "more small arrays than the rest can hold"
+        );
     };
     let (device, requested, free) = oom_fields(&failed);
     assert_eq!((device.as_str(), requested), ("cuda:0", SMALL));

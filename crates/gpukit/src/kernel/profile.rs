@@ -23,7 +23,7 @@ use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::CudaEvent;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// Timings of one kernel on one device over a profiling session.
@@ -81,6 +81,8 @@ enum Sample {
     Cuda {
         kernel: String,
         device: Device,
+        /// The backend the events belong to (kept alive, and checked for a fault).
+        backend: Arc<CudaBackend>,
         start: CudaEvent,
         end: CudaEvent,
     },
@@ -122,10 +124,22 @@ pub fn stop() -> Result<Vec<ProfileRecord>> {
         let (kernel, device, ms) = match s {
             Sample::Done { kernel, device, ms } => (kernel, device, ms),
             Sample::Cuda {
+                backend,
+                start,
+                end,
+                ..
+            } if backend.is_lost() => {
+                // Events of a context destroyed by a fault: never touched (or freed) again,
+                // and not counted; the fault itself was reported where it happened.
+                std::mem::forget((start, end));
+                continue;
+            }
+            Sample::Cuda {
                 kernel,
                 device,
                 start,
                 end,
+                ..
             } => {
                 end.synchronize()
                     .map_err(|e| driver_err("waiting for a profiled kernel", e))?;
@@ -189,9 +203,13 @@ pub(crate) fn cuda_begin(backend: &CudaBackend) -> Result<Option<CudaEvent>> {
 #[cold]
 pub(crate) fn cuda_end(start: CudaEvent, backend: &CudaBackend, kernel: &str) -> Result<()> {
     let end = record(backend)?;
+    let Some(backend) = backend.shared() else {
+        return Ok(());
+    };
     push(Sample::Cuda {
         kernel: kernel.to_string(),
         device: backend.device(),
+        backend,
         start,
         end,
     });

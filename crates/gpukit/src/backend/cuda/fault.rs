@@ -118,7 +118,7 @@ impl CudaBackend {
         let lost = self.lost.get_or_init(|| {
             first = true;
             // Never dropped: its buffers and handles belong to the context about to go.
-            if let Some(me) = self.me.get().and_then(std::sync::Weak::upgrade) {
+            if let Some(me) = self.shared() {
                 std::mem::forget(me);
             }
             let reset = self.reset_device();

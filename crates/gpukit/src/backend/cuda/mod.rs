@@ -186,6 +186,11 @@ impl CudaBackend {
         self.ordinal
     }
 
+    /// This backend as a shared handle (`None` only while it is being created).
+    pub(crate) fn shared(&self) -> Option<Arc<CudaBackend>> {
+        self.me.get().and_then(std::sync::Weak::upgrade)
+    }
+
     /// A number unique to this backend in the process (from 1). A device recovered after a
     /// fault gets a new backend with a new generation; tables of per-device state (compiled
     /// functions, error records) are keyed by it, so nothing of the lost context is reused.
