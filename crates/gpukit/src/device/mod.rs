@@ -242,8 +242,21 @@ fn choose_default() -> Device {
 }
 
 /// The device new arrays are created on.
+///
+/// When the default is a GPU that a fatal fault has made unusable for the rest of the process
+/// (see [`Error::DeviceLost`]), it becomes the CPU, with a one-line notice.
 pub fn default_device() -> Device {
-    *default_cell().lock().unwrap_or_else(|p| p.into_inner())
+    let mut cell = default_cell().lock().unwrap_or_else(|p| p.into_inner());
+    if let Device::Cuda(n) = *cell {
+        if crate::backend::cuda::unusable(n).is_some() {
+            eprintln!(
+                "gpukit: cuda:{n} cannot be used again in this process; the default device is \
+                 now the CPU (restart the kernel to use the GPU)"
+            );
+            *cell = Device::Cpu;
+        }
+    }
+    *cell
 }
 
 /// Change the default device for arrays created from now on.

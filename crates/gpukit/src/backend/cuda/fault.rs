@@ -12,19 +12,50 @@
 //! 1. marks the device's backend *lost*, with one message that says what happened and what is
 //!    lost; every later use of that backend (an array that lived on it, a launch, a copy) fails
 //!    with that message instead of touching the dead context;
-//! 2. resets the device's primary context (`cuDevicePrimaryCtxReset`), which the driver allows
-//!    for these faults, so that the next [`CudaBackend::get`] creates a fresh backend: new
-//!    arrays work and kernels compile again on their next launch (the per-device tables of
-//!    compiled functions are keyed by the backend's [generation](CudaBackend::generation));
+//! 2. tries to recover: resets the device's primary context (`cuDevicePrimaryCtxReset`) and
+//!    checks that a fresh context can allocate, copy and synchronise. Where the driver allows
+//!    it, the next [`CudaBackend::get`] creates a fresh backend: new arrays work and kernels
+//!    compile again (the per-device tables of compiled functions are keyed by the backend's
+//!    [generation](CudaBackend::generation)). Where it does not (the CUDA 13 driver documents
+//!    that after an illegal address "the process must be terminated and relaunched", and the
+//!    check confirms it), the device is marked unusable for the rest of the process: asking
+//!    for it is the same clear [`Error::DeviceLost`] at once, and the default device becomes
+//!    the CPU ([`crate::device`] reads [`unusable`]), so the notebook goes on there until the
+//!    kernel is restarted;
 //! 3. keeps the lost backend and its buffers alive for the rest of the process (leaked): their
-//!    handles belong to the destroyed context, and freeing them later could free memory of the
+//!    handles belong to the destroyed context, and freeing them later could free memory of a
 //!    new one that happens to have the same address.
 
 use super::{registry, CudaBackend};
 use crate::error::{Error, Result};
 use cudarc::driver::sys::CUresult;
 use cudarc::driver::DriverError;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+crate::process::process_global! {
+    /// Devices that cannot be used again in this process, with the message that says why.
+    fn unusable_devices() -> &'static Mutex<HashMap<usize, String>> = Mutex::new(HashMap::new());
+}
+
+crate::process::process_global! {
+    /// Whether any device is in [`unusable_devices`] (a lock-free answer for the common case).
+    fn any_unusable() -> &'static AtomicBool = AtomicBool::new(false);
+}
+
+/// Why device `ordinal` cannot be used again in this process (after a fault the driver could
+/// not recover from), or `None` while it can.
+pub(crate) fn unusable(ordinal: usize) -> Option<String> {
+    if !any_unusable().load(Ordering::Acquire) {
+        return None;
+    }
+    unusable_devices()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&ordinal)
+        .cloned()
+}
 
 /// Whether the driver reports a fault that leaves the context unusable.
 pub(crate) fn is_sticky(e: &DriverError) -> bool {
@@ -121,7 +152,10 @@ impl CudaBackend {
             if let Some(me) = self.shared() {
                 std::mem::forget(me);
             }
-            let reset = self.reset_device();
+            let recovered = self
+                .reset_device()
+                .map_err(|e| e.to_string())
+                .and_then(|()| verify_device(self.ordinal));
             if let Ok(mut reg) = registry().try_lock() {
                 if reg
                     .get(&self.ordinal)
@@ -130,9 +164,15 @@ impl CudaBackend {
                     reg.remove(&self.ordinal);
                 }
             }
-            Lost {
-                message: lost_message(&device, cause, reset),
+            let message = lost_message(&device, cause, recovered.as_ref().err());
+            if recovered.is_err() {
+                unusable_devices()
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(self.ordinal, message.clone());
+                any_unusable().store(true, Ordering::Release);
             }
+            Lost { message }
         });
         if first {
             eprintln!("gpukit: {}", lost.message);
@@ -151,20 +191,39 @@ impl CudaBackend {
     }
 }
 
-/// The message of a fault: what happened, what is lost, and what state the device is in.
-pub(crate) fn lost_message(
-    device: &str,
-    cause: &str,
-    reset: std::result::Result<(), DriverError>,
-) -> String {
-    let recovery = match reset {
-        Ok(()) => format!(
+/// Whether a fresh context on device `ordinal` works after a reset: it can allocate, copy
+/// and synchronise. The error names the first call that failed.
+fn verify_device(ordinal: usize) -> std::result::Result<(), String> {
+    let ctx = cudarc::driver::CudaContext::new(ordinal)
+        .map_err(|e| format!("a new context answers {e}"))?;
+    let stream = ctx.default_stream();
+    let probe = stream
+        .clone_htod(&[1u32, 2, 3])
+        .map_err(|e| format!("a first copy answers {e}"))?;
+    let back = stream
+        .clone_dtoh(&probe)
+        .map_err(|e| format!("a copy back answers {e}"))?;
+    stream
+        .synchronize()
+        .map_err(|e| format!("a synchronisation answers {e}"))?;
+    if back != [1, 2, 3] {
+        return Err(format!("a copy came back as {back:?}"));
+    }
+    Ok(())
+}
+
+/// The message of a fault: what happened, what is lost, and what state the device is in
+/// (`unrecoverable`: why the driver does not let the process use it again).
+pub(crate) fn lost_message(device: &str, cause: &str, unrecoverable: Option<&String>) -> String {
+    let recovery = match unrecoverable {
+        None => format!(
             "gpukit has reset {device}: new arrays work there again, and kernels compile again at \
              their next launch."
         ),
-        Err(e) => format!(
-            "gpukit could not reset {device} ({e}); restart the kernel to use {device} again \
-             (the CPU device still works)."
+        Some(why) => format!(
+            "The CUDA driver does not let this process use {device} again (after a reset, {why}): \
+             gpukit made the CPU the default device so that the notebook can go on, and asking \
+             for {device} gives this message. Restart the kernel to use the GPU again."
         ),
     };
     format!(
@@ -193,21 +252,16 @@ mod tests {
 
     #[test]
     fn the_message_says_what_happened_and_what_is_lost() {
-        let m = lost_message(
-            "cuda:0",
-            "synchronizing the stream: illegal address",
-            Ok(()),
-        );
+        let m = lost_message("cuda:0", "synchronizing the stream: illegal address", None);
         assert!(m.contains("cuda:0 hit a fatal fault (synchronizing the stream"));
         assert!(m.contains("every array that lived on cuda:0 is lost"));
         assert!(m.contains("gpukit has reset cuda:0"));
-        let m = lost_message(
-            "cuda:1",
-            "x",
-            Err(DriverError(CUresult::CUDA_ERROR_UNKNOWN)),
-        );
-        assert!(m.contains("could not reset cuda:1"));
-        assert!(m.contains("restart the kernel"));
+        let why = "a new context answers CUDA_ERROR_ILLEGAL_ADDRESS".to_string();
+        let m = lost_message("cuda:1", "x", Some(&why));
+        assert!(m.contains("does not let this process use cuda:1 again"));
+        assert!(m.contains(&why));
+        assert!(m.contains("Restart the kernel"));
+        assert!(m.contains("CPU the default device"));
     }
 
     #[test]

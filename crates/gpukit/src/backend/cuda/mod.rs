@@ -12,7 +12,7 @@ mod probe;
 mod properties;
 pub(crate) mod staging;
 
-pub(crate) use fault::driver_err;
+pub(crate) use fault::{driver_err, unusable};
 #[allow(unused_imports)]
 pub(crate) use nvrtc::{cache_dir, compile_ptx, nvrtc_version, ptx_entries};
 #[allow(unused_imports)]
@@ -136,6 +136,12 @@ impl CudaBackend {
             return Err(Error::NoGpu(format!(
                 "cuda:{ordinal} requested but {count} CUDA device(s) found"
             )));
+        }
+        if let Some(message) = unusable(ordinal) {
+            return Err(Error::DeviceLost {
+                device: format!("cuda:{ordinal}"),
+                message,
+            });
         }
         let mut reg = registry().lock().unwrap_or_else(|p| p.into_inner());
         if let Some(b) = reg.get(&ordinal) {
