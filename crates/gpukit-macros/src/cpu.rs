@@ -5,7 +5,7 @@
 //! Literals carry explicit suffixes wherever inference fixed their type, so `rustc` checks the
 //! types this crate inferred; user identifiers keep their spans so errors point at user code.
 
-use crate::infer::Ty;
+use crate::ir::ty::Ty;
 use crate::ir::*;
 use crate::types::Prim;
 use proc_macro2::{Span, TokenStream};

@@ -1,7 +1,7 @@
 //! syn -> IR. Everything outside the kernel language becomes a `syn::Error` at its span that
 //! says what is supported, so that no C++ is ever generated for code that would fail later.
 
-use crate::infer::{Ty, Tys};
+use crate::ir::ty::{Ty, Tys};
 use crate::ir::*;
 use crate::methods;
 use crate::names::Namer;

@@ -4,7 +4,7 @@
 //!
 //! The helpers live in a prelude ([`PRELUDE`]) so that every translation unit is self-contained.
 
-use crate::infer::{Opaque, Ty};
+use crate::ir::ty::{Opaque, Ty};
 use crate::ir::*;
 use crate::methods;
 use crate::types::Prim;
@@ -278,7 +278,7 @@ impl<'a> Gen<'a> {
                     span,
                     format!(
                         "a value of type `{}` cannot be stored in a variable in kernel code",
-                        crate::infer::describe_ty(&other)
+                        crate::ir::ty::describe_ty(&other)
                     ),
                 ))
             }
