@@ -3,10 +3,12 @@
 //! Every expression carries a type variable ([`TyId`]); names are resolved to [`VarId`]s, so
 //! shadowing and scoping are settled before code generation.
 
-use crate::infer::{TyId, Tys};
+pub mod ty;
+
 use crate::methods::Method;
 use crate::types::Prim;
 use proc_macro2::Span;
+use ty::{TyId, Tys};
 
 /// Index into [`Func::vars`].
 pub type VarId = usize;
