@@ -923,11 +923,7 @@ mod tests {
     /// with `GPUKIT_REQUIRE_NVRTC=1` a missing libnvrtc is a failure instead of a skip.
     #[test]
     fn builtin_kernels_compile_with_nvrtc() {
-        if let Err(why) = crate::backend::cuda::nvrtc_probe() {
-            if std::env::var("GPUKIT_REQUIRE_NVRTC").as_deref() == Ok("1") {
-                panic!("GPUKIT_REQUIRE_NVRTC=1 but {why}");
-            }
-            println!("skipped: {why}");
+        if !crate::testing::nvrtc_or_skip() {
             return;
         }
         for (name, source) in all_sources() {
@@ -1013,8 +1009,7 @@ mod tests {
 
     #[test]
     fn compile_errors_carry_the_nvrtc_log() {
-        if crate::backend::cuda::nvrtc_probe().is_err() {
-            println!("skipped: libnvrtc not found");
+        if !crate::testing::nvrtc_or_skip() {
             return;
         }
         let e = crate::backend::cuda::compile_ptx(

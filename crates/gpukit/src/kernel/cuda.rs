@@ -594,15 +594,13 @@ mod tests {
     /// someone else unbinds it (skips without a GPU).
     #[test]
     fn launches_survive_a_context_changed_behind_gpukits_back() {
-        use crate::{Array, Device};
-        if crate::backend::cuda::probe().unwrap_or(0) == 0 {
-            println!("skipped: no CUDA GPU");
+        use crate::Array;
+        let Some(dev) = crate::testing::gpu_or_skip() else {
             return;
-        }
+        };
         let _turn = profile::TEST_SESSION
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        let dev = Device::Cuda(0);
         let mut a = Array::<f32>::ones_on(1000, &dev).unwrap();
         a.mul_in_place(2.0).unwrap();
         // SAFETY: unbinding leaves no context current; the next launch must bind again.

@@ -226,13 +226,11 @@ mod tests {
     /// Built-in array operations are timed like every other kernel (skips without a GPU).
     #[test]
     fn built_in_array_operations_are_profiled() {
-        use crate::{Array, Device};
+        use crate::Array;
         let _turn = TEST_SESSION.lock().unwrap_or_else(|p| p.into_inner());
-        if crate::backend::cuda::probe().unwrap_or(0) == 0 {
-            println!("skipped: no CUDA GPU");
+        let Some(dev) = crate::testing::gpu_or_skip() else {
             return;
-        }
-        let dev = Device::Cuda(0);
+        };
         let a = Array::<f32>::ones_on(1 << 20, &dev).unwrap();
         let _ = (&a * 2.0).unwrap().sum().unwrap();
         start();
