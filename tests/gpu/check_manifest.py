@@ -2,6 +2,8 @@
 """Report whether docs/gpu-run/manifest.json is current for the notebooks in the working tree.
 
 Always exits 0 (a stale GPU run is news, not a test failure): `make test` calls it.
+A run in which any cargo test passed only by skipping (printed `skipped: ...`) is not current
+(gpumanifest.staleness; the cargo-tests.log beside the manifest is read too).
 
     python3 tests/gpu/check_manifest.py [--root DIR] [--manifest PATH]
     python3 tests/gpu/check_manifest.py --self-test    # run the pipeline's unit tests too
@@ -37,7 +39,9 @@ def report(root: Path, manifest_path: Path, out=sys.stdout) -> bool:
     if problems:
         print("gpu-run: manifest malformed: " + "; ".join(problems), file=out)
         return False
-    r = gpumanifest.staleness(manifest, hashes)
+    log_path = manifest_path.parent / "cargo-tests.log"
+    log = log_path.read_text(encoding="utf-8", errors="replace") if log_path.is_file() else None
+    r = gpumanifest.staleness(manifest, hashes, log)
     head = (f"gpu-run: manifest of {manifest.get('date')} on {manifest.get('device')} "
             f"(commit {str(manifest.get('commit'))[:12]})")
     if gpumanifest.is_current(r):
@@ -51,6 +55,11 @@ def report(root: Path, manifest_path: Path, out=sys.stdout) -> bool:
             print(f"  {label}: {p}", file=out)
     if r["tests_failed"]:
         print(f"  cargo tests failed on the GPU: {r['tests_failed']}", file=out)
+    for t in r["tests_skipped"]:
+        print(f"  skipped on the GPU (not run): {t}", file=out)
+    if r["skips_unknown"]:
+        print(f"  {r['skips_unknown']} cargo test(s) skipped on the GPU, and neither the manifest nor a "
+              f"cargo-tests.log beside it says which", file=out)
     return False
 
 

@@ -34,9 +34,6 @@ import gpumanifest  # noqa: E402
 START = time.monotonic()
 RESULT_RE = re.compile(r"^test result: (\w+)\. (\d+) passed; (\d+) failed; (\d+) ignored")
 TEST_LINE_RE = re.compile(r"^test (.+?) \.\.\. (ok|FAILED|ignored)")
-# "skipped: no CUDA GPU (...)", "CUDA half skipped: ...", "skipped the CUDA half: ..."
-SKIP_RE = re.compile(r"^(?:[\w ]*\b)?skipped\b[^:]*:", re.IGNORECASE)
-SECTION_RE = re.compile(r"^---- (.+?) std(?:out|err) ----$")
 TOOLCHAIN_GROUPS = ("rust-llvm", "rust-driver", "rust-cargo", "rust-std", "vendor")
 OPTIONAL_GROUPS = ("rust-src",)   # staged where the toolchain has it; the notebooks wait for it then
 NOTEBOOK_GROUPS = TOOLCHAIN_GROUPS + ("evcxr", "wheels")
@@ -169,8 +166,8 @@ def base_env(stage: Path) -> dict:
     cuda_libs = [p for p in ("/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib") if os.path.isdir(p)]
     env["LD_LIBRARY_PATH"] = ":".join(cuda_libs + [p for p in env.get("LD_LIBRARY_PATH", "").split(":") if p])
     env["RUST_BACKTRACE"] = "1"
-    env["GPUKIT_TEST_REQUIRE_GPU"] = "1"   # proposed: GPU tests fail instead of skipping
-    env["GPUKIT_REQUIRE_NVRTC"] = "1"
+    env["GPUKIT_TEST_REQUIRE_GPU"] = "1"   # GPU tests fail instead of skipping (gpukit::testing)
+    env["GPUKIT_REQUIRE_NVRTC"] = "1"      # and so do NVRTC tests
     env["PYTHONUNBUFFERED"] = "1"
     return env
 
@@ -201,37 +198,28 @@ def toolchain_env(stage: Path, env: dict) -> dict:
 def parse_libtest(output: str) -> dict:
     """Counts and test names from one libtest run's output (run with --show-output).
 
-    A passing test whose captured output has a line like `skipped: ...` or `CUDA half skipped: ...`
-    (the project's convention for tests, or halves of tests, that need a GPU or NVRTC and find
-    none) counts as skipped, not passed.
+    A passing test whose captured output has a line like `skipped: ...` (gpukit::testing's skip
+    line; also the older `CUDA half skipped: ...`) did not run what it tests: it counts as
+    skipped, not passed, and is named in `skipped_tests` (gpumanifest.skipped_in_output).
+    `skipped` = libtest's `ignored` + those; `ignored` alone is kept too.
     """
-    r = {"passed": 0, "failed": 0, "skipped": 0, "failed_tests": [], "skipped_tests": [], "result_lines": 0}
-    mode, current = None, None
+    r = {"passed": 0, "failed": 0, "skipped": 0, "ignored": 0, "failed_tests": [], "skipped_tests": [],
+         "result_lines": 0}
     for line in output.splitlines():
         m = RESULT_RE.match(line)
         if m:
             r["passed"] += int(m.group(2))
             r["failed"] += int(m.group(3))
-            r["skipped"] += int(m.group(4))
+            r["ignored"] += int(m.group(4))
             r["result_lines"] += 1
-            mode, current = None, None
-            continue
-        if line in ("successes:", "failures:"):
-            mode, current = line[:-1], None
-            continue
-        h = SECTION_RE.match(line)
-        if h:
-            current = h.group(1)
-            continue
-        if mode == "successes" and current and SKIP_RE.search(line) and current not in r["skipped_tests"]:
-            r["skipped_tests"].append(current)
             continue
         m = TEST_LINE_RE.match(line)
         if m and m.group(2) == "FAILED" and m.group(1) not in r["failed_tests"]:
             r["failed_tests"].append(m.group(1))
+    r["skipped_tests"] = gpumanifest.skipped_in_output(output)
     moved = min(len(r["skipped_tests"]), r["passed"])
     r["passed"] -= moved
-    r["skipped"] += moved
+    r["skipped"] = r["ignored"] + moved
     return r
 
 
@@ -293,7 +281,8 @@ def run_tests(stage: Path, tests: list[dict], env: dict, log_path: Path, timeout
             r.update({"file": t["file"], "package": t["package"], "name": t["name"], "exit": code,
                       "seconds": round(time.monotonic() - t0, 2)})
             log(f"tests {t['package']}/{t['name']}: {r['passed']} passed, {r['failed']} failed, "
-                f"{r['skipped']} skipped ({r['seconds']}s)")
+                f"{r['skipped']} skipped ({r['seconds']}s)"
+                + "".join(f"\n    SKIPPED (not run on the GPU): {n}" for n in r["skipped_tests"]))
             results.append(r)
     return results
 
@@ -530,8 +519,12 @@ def write_out(stage: Path, out: Path, plan: dict, tests: list[dict], notebooks: 
         with tarfile.open(out / "executed-notebooks.tar.gz", "w:gz") as tf:
             for p, f in executed:
                 tf.add(f, arcname=p)
-    log(f"wrote manifest: {gpumanifest.cargo_test_totals(tests)}, "
+    t = manifest["cargo_tests"]
+    log(f"wrote manifest: cargo tests {t['passed']} passed, {t['failed']} failed, {t['skipped']} skipped "
+        f"({t['ignored']} ignored, {len(t['skipped_tests'])} passed only by skipping), "
         f"{sum(nb['status'] == 'ok' for nb in notebooks)}/{len(notebooks)} notebooks ok")
+    for name in t["skipped_tests"]:
+        log(f"  SKIPPED on the GPU (the manifest is not current): {name}")
 
 
 # ---------------------------------------------------------------------------------------------

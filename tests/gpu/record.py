@@ -84,7 +84,11 @@ def record(run: Path, dest: Path, root: Path, out=sys.stdout) -> int:
               f"(not run)", file=out)
     for p in not_ok:
         print(f"record: NOT OK on the GPU: {p}", file=out)
-    r = gpumanifest.staleness(manifest, gpumanifest.current_hashes(root))
+    tests_log = dest / "cargo-tests.log"
+    r = gpumanifest.staleness(manifest, gpumanifest.current_hashes(root),
+                              tests_log.read_text(encoding="utf-8", errors="replace") if tests_log.is_file() else None)
+    for t in r["tests_skipped"]:
+        print(f"record: SKIPPED on the GPU (not run): {t}", file=out)
     for p in r["changed"]:
         print(f"record: note: {p} changed in the working tree since the run", file=out)
     for p in r["missing"]:

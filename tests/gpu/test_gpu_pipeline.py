@@ -70,7 +70,7 @@ class Hashing(unittest.TestCase):
 class Manifest(unittest.TestCase):
     def make(self, **over):
         m = gm.build_manifest(device="NVIDIA H200", driver="580.1", cuda="13.0", commit="abc", date="2026-11-22T00:00:00Z",
-                              cargo_tests={"passed": 3, "failed": 0, "skipped": 1},
+                              cargo_tests={"passed": 3, "failed": 0, "skipped": 1, "ignored": 1, "skipped_tests": []},
                               notebooks=[{"path": "notebooks/b.ipynb", "source_sha256": "22", "status": "ok", "seconds": 1.234},
                                          {"path": "notebooks/a.ipynb", "source_sha256": "11", "status": "ok", "seconds": 2}])
         m.update(over)
@@ -111,9 +111,57 @@ class Manifest(unittest.TestCase):
         m = self.make(cargo_tests={"passed": 1, "failed": 2, "skipped": 0})
         self.assertFalse(gm.is_current(gm.staleness(m, current)))
 
+    def test_a_test_that_skipped_on_the_gpu_makes_the_run_not_current(self):
+        current = {"notebooks/a.ipynb": "11", "notebooks/b.ipynb": "22"}
+        m = self.make(cargo_tests={"passed": 3, "failed": 0, "skipped": 2, "ignored": 1,
+                                   "skipped_tests": ["gpukit/bounds: gpu_reports"]})
+        self.assertEqual(m["cargo_tests"]["skipped_tests"], ["gpukit/bounds: gpu_reports"])
+        self.assertEqual(gm.validate_manifest(m), [])
+        r = gm.staleness(m, current)
+        self.assertEqual(r["tests_skipped"], ["gpukit/bounds: gpu_reports"])
+        self.assertFalse(gm.is_current(r))
+        # ignored tests (run elsewhere on purpose) alone keep the run current
+        self.assertTrue(gm.is_current(gm.staleness(self.make(), current)))
+
+    def test_skips_of_older_manifests(self):
+        current = {"notebooks/a.ipynb": "11", "notebooks/b.ipynb": "22"}
+        legacy = self.make()
+        legacy["cargo_tests"] = {"passed": 3, "failed": 0, "skipped": 1}
+        # which test skipped is unknown without a log: not current
+        r = gm.staleness(legacy, current)
+        self.assertEqual(r["skips_unknown"], 1)
+        self.assertFalse(gm.is_current(r))
+        # the log beside it says: the one skipped test was an ignored one
+        log = ("==== gpukit test transfer_gpu (gpukit--test--transfer_gpu-1)\n"
+               "test transfer_rates ... ignored\ntest gpu_copy ... ok\n\nsuccesses:\n\n"
+               "---- gpu_copy stdout ----\ncopied 3 MiB\n\nsuccesses:\n    gpu_copy\n\n"
+               "test result: ok. 1 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out\n==== exit 0, 1.0s\n")
+        self.assertTrue(gm.is_current(gm.staleness(legacy, current, log)))
+        r = gm.staleness(legacy, current, log.replace("copied 3 MiB", "skipped: no CUDA GPU (x)"))
+        self.assertEqual(r["tests_skipped"], ["gpukit/transfer_gpu: gpu_copy"])
+        self.assertFalse(gm.is_current(r))
+        legacy["cargo_tests"]["skipped_tests"] = "gpu_copy"
+        self.assertIn("`cargo_tests.skipped_tests` not a list of strings", gm.validate_manifest(legacy))
+
+    def test_skipped_in_log(self):
+        log = ("==== gpukit test bounds (gpukit--test--bounds-1)\n"
+               "running 2 tests\ntest a ... ok\ntest b ... FAILED\n\nsuccesses:\n\n"
+               "---- a stdout ----\nskipped: no CUDA GPU (no NVIDIA driver)\n\nsuccesses:\n    a\n\nfailures:\n\n"
+               "---- b stdout ----\nskipped: no CUDA GPU (child output quoted in a failure)\n\nfailures:\n    b\n\n"
+               "test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out\n==== exit 101, 0.1s\n\n"
+               "==== gpukit lib gpukit (gpukit--lib--gpukit-2)\n"
+               "test m::c ... ok\n\nsuccesses:\n\n---- m::c stdout ----\nCUDA half skipped: no CUDA GPU\n\n"
+               "successes:\n    m::c\n\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n"
+               "==== exit 0, 0.1s\n")
+        self.assertEqual(gm.skipped_in_log(log), ["gpukit/bounds: a", "gpukit/gpukit: m::c"])
+        self.assertEqual(gm.skipped_in_log("test result: ok. 1 passed; 0 failed; 0 ignored\n"), [])
+
     def test_totals(self):
-        t = gm.cargo_test_totals([{"passed": 2, "failed": 1, "skipped": 3}, {"passed": 1, "failed": 0, "ignored": 2}])
-        self.assertEqual(t, {"passed": 3, "failed": 1, "skipped": 5})
+        t = gm.cargo_test_totals([{"passed": 2, "failed": 1, "skipped": 3, "ignored": 1, "package": "p", "name": "x",
+                                   "skipped_tests": ["gpu_a", "gpu_b"]},
+                                  {"passed": 1, "failed": 0, "ignored": 2}])
+        self.assertEqual(t, {"passed": 3, "failed": 1, "skipped": 5, "ignored": 3,
+                             "skipped_tests": ["p/x: gpu_a", "p/x: gpu_b"]})
 
 
 class Tree(unittest.TestCase):
@@ -146,6 +194,47 @@ class Tree(unittest.TestCase):
             self.assertFalse(check_manifest.report(root, root / "docs/gpu-run/manifest.json", out=buf))
             self.assertIn("changed since the run: notebooks/1.0_intro.ipynb", buf.getvalue())
             self.assertEqual(check_manifest.main(["--root", str(root)]), 0)
+
+    def test_check_reads_skips_from_the_manifest_and_the_log(self):
+        with tempfile.TemporaryDirectory() as d:
+            root = Path(d)
+            (root / "notebooks").mkdir()
+            (root / "notebooks" / "a.ipynb").write_text(json.dumps(nb(("code", "1"))))
+            entries = [{"path": p, "source_sha256": h, "status": "ok", "seconds": 1}
+                       for p, h in gm.current_hashes(root).items()]
+            mdir = root / "docs/gpu-run"
+            mdir.mkdir(parents=True)
+            mpath = mdir / "manifest.json"
+
+            def check(cargo_tests, log=None):
+                m = gm.build_manifest(device="NVIDIA H100", driver="1", cuda="13.0", commit="c", date="d",
+                                      cargo_tests=cargo_tests, notebooks=entries)
+                if "skipped_tests" not in cargo_tests:
+                    del m["cargo_tests"]["skipped_tests"]   # a manifest written before skips were named
+                mpath.write_text(json.dumps(m))
+                (mdir / "cargo-tests.log").unlink(missing_ok=True)
+                if log is not None:
+                    (mdir / "cargo-tests.log").write_text(log)
+                buf = io.StringIO()
+                return check_manifest.report(root, mpath, out=buf), buf.getvalue()
+
+            ok, text = check({"passed": 2, "failed": 0, "skipped": 1, "ignored": 1, "skipped_tests": []})
+            self.assertTrue(ok, text)
+            ok, text = check({"passed": 2, "failed": 0, "skipped": 1, "ignored": 0,
+                              "skipped_tests": ["gpukit/launch: gpu_launch"]})
+            self.assertFalse(ok)
+            self.assertIn("skipped on the GPU (not run): gpukit/launch: gpu_launch", text)
+            ok, text = check({"passed": 2, "failed": 0, "skipped": 1})
+            self.assertFalse(ok)
+            self.assertIn("1 cargo test(s) skipped on the GPU, and neither the manifest nor", text)
+            log = ("==== gpukit test launch (gpukit--test--launch-1)\ntest gpu_launch ... ok\n\nsuccesses:\n\n"
+                   "---- gpu_launch stdout ----\nskipped: no CUDA GPU (x)\n\nsuccesses:\n    gpu_launch\n\n"
+                   "test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n")
+            ok, text = check({"passed": 2, "failed": 0, "skipped": 1}, log)
+            self.assertFalse(ok)
+            self.assertIn("skipped on the GPU (not run): gpukit/launch: gpu_launch", text)
+            ok, text = check({"passed": 2, "failed": 0, "skipped": 0}, log.replace("skipped: no CUDA GPU (x)", "ok"))
+            self.assertTrue(ok, text)
 
 
 class Staging(unittest.TestCase):
@@ -274,7 +363,7 @@ class DeviceRun(unittest.TestCase):
                "running 1 test\ntest e ... ok\n"
                "test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n")
         r = devrun.parse_libtest(out)
-        self.assertEqual((r["passed"], r["failed"], r["skipped"]), (2, 1, 1))
+        self.assertEqual((r["passed"], r["failed"], r["skipped"], r["ignored"]), (2, 1, 1, 1))
         self.assertEqual(r["failed_tests"], ["a::c"])
         self.assertEqual(r["result_lines"], 2)
 
@@ -284,8 +373,18 @@ class DeviceRun(unittest.TestCase):
                "---- cpu_add stdout ----\nsum 3\n\nsuccesses:\n    cpu_add\n    gpu_add\n\n"
                "test result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s\n")
         r = devrun.parse_libtest(out)
-        self.assertEqual((r["passed"], r["failed"], r["skipped"]), (1, 0, 1))
+        self.assertEqual((r["passed"], r["failed"], r["skipped"], r["ignored"]), (1, 0, 1, 0))
         self.assertEqual(r["skipped_tests"], ["gpu_add"])
+
+    def test_skip_lines_of_gpukit_testing(self):
+        # the line gpukit::testing prints (crates/gpukit/src/testing.rs) and the gpukit-macros one
+        for line in ("skipped: no CUDA GPU (no NVIDIA driver (libcuda.so.1 not found)); "
+                     "set GPUKIT_TEST_REQUIRE_GPU=1 to make this a failure",
+                     "skipped: libnvrtc not available (libnvrtc not found); "
+                     "set GPUKIT_REQUIRE_NVRTC=1 to make this a failure"):
+            out = ("successes:\n\n---- t stdout ----\n" + line + "\n\nsuccesses:\n    t\n\n"
+                   "test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n")
+            self.assertEqual(devrun.parse_libtest(out)["skipped_tests"], ["t"], line)
 
     def test_partial_skips(self):
         for line, skipped in (("skipped: no CUDA GPU", True), ("CUDA half skipped: no CUDA GPU (x)", True),
@@ -308,7 +407,8 @@ class DeviceRun(unittest.TestCase):
             tests = [{"file": ok.name, "package": "p", "name": "ok", "kind": "lib", "dir": ""},
                      {"file": bad.name, "package": "p", "name": "crash", "kind": "test", "dir": ""}]
             res = devrun.run_tests(stage, tests, {"PATH": "/usr/bin:/bin"}, stage / "log", timeout=30)
-            self.assertEqual(gm.cargo_test_totals(res), {"passed": 1, "failed": 1, "skipped": 2})
+            self.assertEqual(gm.cargo_test_totals(res), {"passed": 1, "failed": 1, "skipped": 2, "ignored": 2,
+                                                         "skipped_tests": []})
             self.assertIn("==== p test crash", (stage / "log").read_text())
 
     def test_run_tests_leaves_a_binary_the_budget_cut_for_the_next_call(self):
@@ -332,8 +432,40 @@ class DeviceRun(unittest.TestCase):
                                            timeout=60, budget=2000, last_call=False)
             self.assertEqual(before, [])
             self.assertIn("left for the next call", (stage / "log").read_text())
-            self.assertEqual(gm.cargo_test_totals(last), {"passed": 0, "failed": 1, "skipped": 0})
-            self.assertEqual(gm.cargo_test_totals(own), {"passed": 0, "failed": 1, "skipped": 0})
+            counts = lambda res: {k: gm.cargo_test_totals(res)[k] for k in ("passed", "failed", "skipped")}
+            self.assertEqual(counts(last), {"passed": 0, "failed": 1, "skipped": 0})
+            self.assertEqual(counts(own), {"passed": 0, "failed": 1, "skipped": 0})
+
+    def test_a_run_with_a_skipping_gpu_test_is_not_current(self):
+        """End to end on the CPU: a test executable whose GPU test skips (its output shows only
+        with --show-output, as libtest does) -> run_tests -> manifest -> not current."""
+        with tempfile.TemporaryDirectory() as d:
+            stage = Path(d)
+            (stage / "root" / "tests").mkdir(parents=True)
+            exe = stage / "root" / "tests" / "gpukit--test--bounds-1"
+            exe.write_text(
+                "#!/bin/sh\n"
+                "echo 'running 2 tests'; echo 'test cpu_check ... ok'; echo 'test gpu_check ... ok'; echo\n"
+                "for a in \"$@\"; do if [ \"$a\" = --show-output ]; then\n"
+                "  printf 'successes:\\n\\n---- gpu_check stdout ----\\n'\n"
+                "  echo 'skipped: no CUDA GPU (no CUDA device); set GPUKIT_TEST_REQUIRE_GPU=1 to make this a failure'\n"
+                "  printf '\\nsuccesses:\\n    cpu_check\\n    gpu_check\\n\\n'\n"
+                "fi; done\n"
+                "echo 'test result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out'\n")
+            tests = [{"file": exe.name, "package": "gpukit", "name": "bounds", "kind": "test", "dir": ""}]
+            res = devrun.run_tests(stage, tests, {"PATH": "/usr/bin:/bin"}, stage / "log", timeout=30)
+            totals = gm.cargo_test_totals(res)
+            self.assertEqual(totals, {"passed": 1, "failed": 0, "skipped": 1, "ignored": 0,
+                                      "skipped_tests": ["gpukit/bounds: gpu_check"]})
+            self.assertEqual(gm.skipped_in_log((stage / "log").read_text()), ["gpukit/bounds: gpu_check"])
+            m = gm.build_manifest(device="NVIDIA H100", driver="1", cuda="13.0", commit="c", date="d",
+                                  cargo_tests=totals, notebooks=[])
+            r = gm.staleness(m, {})
+            self.assertEqual(r["tests_skipped"], ["gpukit/bounds: gpu_check"])
+            self.assertFalse(gm.is_current(r))
+            # the device environment requires the GPU, so the helper fails rather than skips there
+            env = devrun.base_env(stage)
+            self.assertEqual((env["GPUKIT_TEST_REQUIRE_GPU"], env["GPUKIT_REQUIRE_NVRTC"]), ("1", "1"))
 
     def test_unpack_joins_parts_and_checks(self):
         with tempfile.TemporaryDirectory() as d:
@@ -437,6 +569,17 @@ class Recording(unittest.TestCase):
                 self.assertTrue((out / "cargo-tests.log").is_file())
                 self.assertFalse((Path(d) / "evil.ipynb").exists())
                 self.assertTrue(check_manifest.report(root, out / "manifest.json", out=io.StringIO()))
+
+    def test_record_names_tests_that_skipped_on_the_gpu(self):
+        with tempfile.TemporaryDirectory() as d:
+            root, run = self.run_folder(Path(d), False)
+            m = json.loads((run / "manifest.json").read_text())
+            m["cargo_tests"].update(skipped=1, skipped_tests=["gpukit/array_gpu: gpu_sum"])
+            (run / "manifest.json").write_text(json.dumps(m))
+            buf = io.StringIO()
+            self.assertEqual(record.record(run, root / "docs/gpu-run", root, out=buf), 0, buf.getvalue())
+            self.assertIn("record: SKIPPED on the GPU (not run): gpukit/array_gpu: gpu_sum", buf.getvalue())
+            self.assertFalse(check_manifest.report(root, root / "docs/gpu-run/manifest.json", out=io.StringIO()))
 
     def test_record_refuses_mismatched_copy(self):
         with tempfile.TemporaryDirectory() as d:

@@ -34,6 +34,8 @@ pub mod image;
 pub mod kernel;
 pub mod nvml;
 mod process;
+#[doc(hidden)]
+pub mod testing;
 
 pub use array::{Array, IntoRhs, IntoShape, PinnedBuffer, Rhs};
 pub use device::memory::{memory_stats, MemoryStats};

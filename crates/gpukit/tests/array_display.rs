@@ -1758,14 +1758,8 @@ fn check<T: Element>(shape: &str, spec: &str, want: &str, devices: &[Device]) {
 #[test]
 fn repr_matches_numpy() {
     let mut devices = vec![Device::Cpu];
-    if gpukit::cuda_device_count() > 0 {
-        devices.push(Device::cuda(0).unwrap());
-    } else {
-        println!(
-            "CUDA half skipped: no CUDA GPU ({})",
-            gpukit::cuda_unavailable_reason().unwrap_or_default()
-        );
-    }
+    // The CUDA half skips (or fails, with GPUKIT_TEST_REQUIRE_GPU=1) without a GPU.
+    devices.extend(gpukit::testing::gpu_or_skip());
     for &(dtype, shape, spec, want) in CASES {
         match dtype {
             "float64" => check::<f64>(shape, spec, want, &devices),

@@ -1,27 +1,17 @@
 //! CUDA arrays compared with the CPU backend on random inputs of many shapes, plus transfers,
 //! out-of-memory recovery, synchronisation, display, properties and bandwidth.
 //!
-//! Every test skips visibly ("skipped: no CUDA GPU (...)") where no GPU is usable.
+//! Every test skips visibly ("skipped: no CUDA GPU (...)") where no GPU is usable, or fails there
+//! with `GPUKIT_TEST_REQUIRE_GPU=1` (gpukit::testing).
 
 use gpukit::{Array, DType, Device, Element, Error, Scalar};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use std::sync::{Mutex, MutexGuard};
 
-/// The GPU tests of this file run one at a time (they share the device's stream, and the
-/// bandwidth test must not time the others' work).
-static GPU_LOCK: Mutex<()> = Mutex::new(());
-
-/// The GPU and the lock held for the test, or `None` after printing why the test is skipped.
-fn gpu() -> Option<(Device, MutexGuard<'static, ()>)> {
-    if gpukit::cuda_device_count() == 0 {
-        let why = gpukit::cuda_unavailable_reason().unwrap_or_default();
-        println!("skipped: no CUDA GPU ({why})");
-        return None;
-    }
-    let guard = GPU_LOCK.lock().unwrap_or_else(|p| p.into_inner());
-    Some((Device::cuda(0).expect("cuda:0 exists"), guard))
-}
+// GPU tests of this file run one at a time (they share the device's stream, and the bandwidth
+// test must not time the others' work): `gpu()` gives the GPU with a lock held for the test, or
+// skips (see gpukit::testing).
+use gpukit::testing::serial_gpu_or_skip as gpu;
 
 const SHAPES: &[&[usize]] = &[
     &[0],

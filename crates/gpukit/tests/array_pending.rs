@@ -39,17 +39,14 @@ fn check_device(dev: &Device) {
 #[test]
 fn assigning_operator_errors_surface_at_the_next_synchronize() {
     check_device(&Device::Cpu);
-    if gpukit::cuda_device_count() == 0 {
-        println!(
-            "skipped the CUDA half: no CUDA GPU ({})",
-            gpukit::cuda_unavailable_reason().unwrap_or_default()
-        );
+    // The CUDA half skips (or fails, with GPUKIT_TEST_REQUIRE_GPU=1) without a GPU.
+    let Some(gpu) = gpukit::testing::gpu_or_skip() else {
         return;
-    }
-    check_device(&Device::cuda(0).unwrap());
+    };
+    check_device(&gpu);
     // A CUDA error does not leak to the CPU device and vice versa.
-    let mut g = Array::<f32>::ones_on(3, &Device::cuda(0).unwrap()).unwrap();
-    g *= &Array::<f32>::ones_on(4, &Device::cuda(0).unwrap()).unwrap();
+    let mut g = Array::<f32>::ones_on(3, &gpu).unwrap();
+    g *= &Array::<f32>::ones_on(4, &gpu).unwrap();
     Device::Cpu.synchronize().unwrap();
-    assert!(Device::cuda(0).unwrap().synchronize().is_err());
+    assert!(gpu.synchronize().is_err());
 }

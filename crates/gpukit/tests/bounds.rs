@@ -3,14 +3,14 @@
 //! survives and later launches work; the per-device ring of error records wraps with a forced
 //! check. The CPU backend gives the same error from the launch itself.
 //!
-//! GPU tests skip (with a message) where no CUDA GPU is usable.
+//! GPU tests skip (with a message) where no CUDA GPU is usable, or fail there with
+//! `GPUKIT_TEST_REQUIRE_GPU=1` (gpukit::testing).
 
 use gpukit::__private::{
     launch, BlockCtx, CpuArgs, DType, KernelArg, KernelInfo, ParamInfo, ParamKind,
 };
 use gpukit::prelude::*;
 use gpukit::OutOfBounds;
-use std::sync::{Mutex, MutexGuard};
 
 macro_rules! get {
     ($e:expr) => {
@@ -21,20 +21,9 @@ macro_rules! get {
     };
 }
 
-/// The GPU, held for the whole test: errors are per device, so tests that provoke them must
-/// not run at the same time.
-fn gpu() -> Option<(Device, MutexGuard<'static, ()>)> {
-    static GPU: Mutex<()> = Mutex::new(());
-    if gpukit::cuda_device_count() == 0 {
-        println!(
-            "skipped: no CUDA GPU ({})",
-            gpukit::cuda_unavailable_reason().unwrap_or_default()
-        );
-        return None;
-    }
-    let guard = GPU.lock().unwrap_or_else(|p| p.into_inner());
-    Some((Device::cuda(0).expect("cuda:0"), guard))
-}
+// The GPU, held for the whole test: errors are per device, so tests that provoke them must
+// not run at the same time. Skips as gpukit::testing says.
+use gpukit::testing::serial_gpu_or_skip as gpu;
 
 /// `fn poke(out: &mut [i64], bad: u64)`: every thread writes `out[grid(1)] = 1`, and the thread
 /// whose global index is `bad` writes `out[bad + out.len()]` instead.

@@ -1,23 +1,14 @@
 //! Raw CUDA C (`Module::from_cuda`): compile, list and launch kernels with `launch!`, host
 //! arrays, compile errors with NVRTC's line numbers, unknown names, and the CPU device's error.
 //!
-//! GPU tests skip (with a message) where no CUDA GPU is usable.
+//! GPU tests skip (with a message) where no CUDA GPU is usable, or fail there with
+//! `GPUKIT_TEST_REQUIRE_GPU=1` (gpukit::testing).
 
 use gpukit::prelude::*;
-use std::sync::{Mutex, MutexGuard};
 
-fn gpu() -> Option<(Device, MutexGuard<'static, ()>)> {
-    static GPU: Mutex<()> = Mutex::new(());
-    if gpukit::cuda_device_count() == 0 {
-        println!(
-            "skipped: no CUDA GPU ({})",
-            gpukit::cuda_unavailable_reason().unwrap_or_default()
-        );
-        return None;
-    }
-    let guard = GPU.lock().unwrap_or_else(|p| p.into_inner());
-    Some((Device::cuda(0).expect("cuda:0"), guard))
-}
+// The GPU, held for the whole test (GPU tests of this file run one at a time), or a skip as
+// gpukit::testing says.
+use gpukit::testing::serial_gpu_or_skip as gpu;
 
 const SOURCE: &str = r#"
 extern "C" __global__ void saxpy(const float* x, float* y, float a, unsigned long long n) {

@@ -10,7 +10,6 @@ use gpukit::prelude::*;
 use gpukit::Error;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use std::sync::{Mutex, MutexGuard};
 
 // ---------------------------------------------------------------------------------------------
 // Kernels
@@ -947,18 +946,9 @@ fn kernel_metadata() {
 // GPU == CPU on random inputs of several sizes
 // ---------------------------------------------------------------------------------------------
 
-/// The GPU, held for the whole test: a device reports a kernel's bounds error at its next
-/// synchronisation, so GPU tests of one binary must not overlap.
-fn gpu() -> Option<(Device, MutexGuard<'static, ()>)> {
-    static GPU: Mutex<()> = Mutex::new(());
-    if gpukit::cuda_device_count() == 0 {
-        let why = gpukit::cuda_unavailable_reason().unwrap_or_else(|| "no device".into());
-        println!("skipped: no CUDA GPU ({why})");
-        return None;
-    }
-    let guard = GPU.lock().unwrap_or_else(|p| p.into_inner());
-    Some((Device::cuda(0).expect("CUDA device 0"), guard))
-}
+// The GPU, held for the whole test: a device reports a kernel's bounds error at its next
+// synchronisation, so GPU tests of one binary must not overlap. Skips as gpukit::testing says.
+use gpukit::testing::serial_gpu_or_skip as gpu;
 
 const SIZES: [usize; 4] = [1, 100, 4097, 100_003];
 
@@ -1167,16 +1157,12 @@ fn every_kernel_compiles_with_nvrtc() {
         &offset_read::INFO,
         &offset_read_unchecked::INFO,
     ];
+    if !gpukit::testing::nvrtc_or_skip() {
+        return;
+    }
     for info in infos {
         match gpukit::__private::ptx(info) {
             Ok(ptx) => assert!(ptx.contains(&format!(".entry {}(", info.name))),
-            Err(Error::NoGpu(why)) => {
-                if std::env::var("GPUKIT_REQUIRE_NVRTC").as_deref() == Ok("1") {
-                    panic!("GPUKIT_REQUIRE_NVRTC=1 but NVRTC is unavailable: {why}");
-                }
-                println!("skipped: libnvrtc not available ({why})");
-                return;
-            }
             Err(e) => panic!("`{}` does not compile: {e}", info.name),
         }
     }

@@ -10,7 +10,6 @@ use gpukit::__private::{
     SliceArg, SliceMutArg,
 };
 use gpukit::prelude::*;
-use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 macro_rules! get {
@@ -38,20 +37,9 @@ macro_rules! gk_prelude {
     };
 }
 
-/// The GPU, held for the whole test: profiling sessions and timings are process-wide, so GPU
-/// tests do not run at the same time.
-fn gpu() -> Option<(Device, MutexGuard<'static, ()>)> {
-    static GPU: Mutex<()> = Mutex::new(());
-    if gpukit::cuda_device_count() == 0 {
-        println!(
-            "skipped: no CUDA GPU ({})",
-            gpukit::cuda_unavailable_reason().unwrap_or_default()
-        );
-        return None;
-    }
-    let guard = GPU.lock().unwrap_or_else(|p| p.into_inner());
-    Some((Device::cuda(0).expect("cuda:0"), guard))
-}
+// The GPU, held for the whole test: profiling sessions and timings are process-wide, so GPU
+// tests do not run at the same time. Skips as gpukit::testing says.
+use gpukit::testing::serial_gpu_or_skip as gpu;
 
 const fn p(name: &'static str, kind: ParamKind, dtype: DType, ndim: usize) -> ParamInfo {
     ParamInfo {
@@ -819,13 +807,12 @@ fn bounds_check_cost_is_measured() {
 /// Runs without a GPU too (NVRTC only): the hand-written CUDA sources above compile.
 #[test]
 fn handwritten_sources_compile_with_nvrtc() {
+    if !gpukit::testing::nvrtc_or_skip() {
+        return;
+    }
     for info in [&AXPY, &AXPY_UNCHECKED, &TRANSPOSE, &HISTOGRAM, &BLOCK_SUM] {
         match gpukit::__private::ptx(info) {
             Ok(ptx) => assert!(ptx.contains(&format!(".entry {}", info.name)), "{ptx}"),
-            Err(Error::NoGpu(why)) if std::env::var_os("CI").is_none() => {
-                println!("skipped: no libnvrtc ({why})");
-                return;
-            }
             Err(e) => panic!("{}: {e}", info.name),
         }
     }

@@ -13,18 +13,6 @@ use gpukit::DeviceProperties;
 const GIB: usize = 1 << 30;
 const SMALL: usize = 32 << 20;
 
-fn gpu() -> Option<Device> {
-    if gpukit::cuda_device_count() > 0 {
-        return Some(Device::cuda(0).expect("cuda:0"));
-    }
-    let why = gpukit::cuda_unavailable_reason().unwrap_or_default();
-    if std::env::var("GPUKIT_TEST_REQUIRE_GPU").as_deref() == Ok("1") {
-        panic!("GPUKIT_TEST_REQUIRE_GPU=1 but no usable CUDA GPU: {why}");
-    }
-    println!("skipped: no CUDA GPU ({why})");
-    None
-}
-
 fn oom_fields(e: &Error) -> (String, usize, usize) {
     match e {
         Error::OutOfMemory {
@@ -38,7 +26,9 @@ fn oom_fields(e: &Error) -> (String, usize, usize) {
 
 #[test]
 fn filling_the_device_ends_in_clear_errors_and_the_memory_comes_back() {
-    let Some(dev) = gpu() else { return };
+    let Some(dev) = gpukit::testing::gpu_or_skip() else {
+        return;
+    };
     let total = match dev.properties().unwrap() {
         DeviceProperties::Cuda(p) => p.total_memory,
         DeviceProperties::Cpu(_) => unreachable!(),

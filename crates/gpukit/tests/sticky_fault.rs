@@ -22,18 +22,6 @@ fn add_one(x: &[f32], out: &mut [f32]) {
     }
 }
 
-fn gpu() -> Option<Device> {
-    if gpukit::cuda_device_count() > 0 {
-        return Some(Device::cuda(0).expect("cuda:0"));
-    }
-    let why = gpukit::cuda_unavailable_reason().unwrap_or_default();
-    if std::env::var("GPUKIT_TEST_REQUIRE_GPU").as_deref() == Ok("1") {
-        panic!("GPUKIT_TEST_REQUIRE_GPU=1 but no usable CUDA GPU: {why}");
-    }
-    println!("skipped: no CUDA GPU ({why})");
-    None
-}
-
 /// Launches a raw kernel that writes to address 16 (illegal) and returns the error the next
 /// synchronisation reports.
 fn fault(dev: &Device) -> Error {
@@ -45,7 +33,9 @@ fn fault(dev: &Device) -> Error {
 
 #[test]
 fn a_fatal_fault_is_reported_once_and_what_it_says_holds() {
-    let Some(dev) = gpu() else { return };
+    let Some(dev) = gpukit::testing::gpu_or_skip() else {
+        return;
+    };
     gpukit::set_default_device(dev);
     let before = Array::<f32>::ones_on(1000, &dev).unwrap();
     let doubled = (&before * 2.0).unwrap();

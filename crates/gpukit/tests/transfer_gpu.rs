@@ -2,26 +2,16 @@
 //! pinned buffers) and explicit [`PinnedBuffer`]s, compared exactly at sizes around the staging
 //! threshold and the chunk size, 0 and 1 element, and above 1 GiB.
 //!
-//! Every test skips visibly ("skipped: no CUDA GPU (...)") where no GPU is usable. The ignored
+//! Every test skips visibly ("skipped: no CUDA GPU (...)") where no GPU is usable, or fails there
+//! with `GPUKIT_TEST_REQUIRE_GPU=1` (gpukit::testing). The ignored
 //! test `transfer_rates` prints a table of rates (run it with `--ignored --nocapture`).
 
 use gpukit::{Array, Device, Element, Error, PinnedBuffer};
-use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
-/// The GPU tests of this file run one at a time (they share the device's stream and memory).
-static GPU_LOCK: Mutex<()> = Mutex::new(());
-
-/// The GPU and the lock held for the test, or `None` after printing why the test is skipped.
-fn gpu() -> Option<(Device, MutexGuard<'static, ()>)> {
-    if gpukit::cuda_device_count() == 0 {
-        let why = gpukit::cuda_unavailable_reason().unwrap_or_default();
-        eprintln!("skipped: no CUDA GPU ({why})");
-        return None;
-    }
-    let guard = GPU_LOCK.lock().unwrap_or_else(|p| p.into_inner());
-    Some((Device::cuda(0).expect("cuda:0 exists"), guard))
-}
+// GPU tests of this file run one at a time (they share the device's stream and memory):
+// `gpu()` gives the GPU with a lock held for the test, or skips (see gpukit::testing).
+use gpukit::testing::serial_gpu_or_skip as gpu;
 
 const MIB: usize = 1 << 20;
 

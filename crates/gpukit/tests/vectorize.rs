@@ -5,7 +5,6 @@
 
 use gpukit::__private::{vectorize1, vectorize2, vectorize3, VecArg, VectorizeInfo};
 use gpukit::prelude::*;
-use std::sync::{Mutex, MutexGuard};
 
 // What `#[vectorize] fn lerp(a: f32, b: f32, t: f32) -> f32 { a + (b - a) * t }` generates.
 
@@ -107,18 +106,9 @@ extern "C" __global__ void above_vectorized(const float* in0, unsigned long long
 "#,
 };
 
-fn gpu() -> Option<(Device, MutexGuard<'static, ()>)> {
-    static GPU: Mutex<()> = Mutex::new(());
-    if gpukit::cuda_device_count() == 0 {
-        println!(
-            "skipped: no CUDA GPU ({})",
-            gpukit::cuda_unavailable_reason().unwrap_or_default()
-        );
-        return None;
-    }
-    let guard = GPU.lock().unwrap_or_else(|p| p.into_inner());
-    Some((Device::cuda(0).expect("cuda:0"), guard))
-}
+// The GPU, held for the whole test (GPU tests of this file run one at a time), or a skip as
+// gpukit::testing says.
+use gpukit::testing::serial_gpu_or_skip as gpu;
 
 fn cpu_array(v: Vec<f32>, shape: &[usize]) -> Array<f32> {
     Array::from_vec_on(v, shape, &Device::Cpu).unwrap()

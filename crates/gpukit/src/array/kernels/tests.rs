@@ -6,15 +6,12 @@ use super::table::*;
 use super::*;
 use crate::array::op::{BinOp, CmpOp, ReduceOp, UnOp};
 use crate::element::DType;
+
 /// Every built-in module compiles with NVRTC. Runs wherever libnvrtc loads (no GPU needed);
 /// with `GPUKIT_REQUIRE_NVRTC=1` a missing libnvrtc is a failure instead of a skip.
 #[test]
 fn builtin_kernels_compile_with_nvrtc() {
-    if let Err(why) = crate::backend::cuda::nvrtc_probe() {
-        if std::env::var("GPUKIT_REQUIRE_NVRTC").as_deref() == Ok("1") {
-            panic!("GPUKIT_REQUIRE_NVRTC=1 but {why}");
-        }
-        println!("skipped: {why}");
+    if !crate::testing::nvrtc_or_skip() {
         return;
     }
     for (name, source) in all_sources() {
@@ -99,8 +96,7 @@ fn prelude_unrolls_match_the_launch_grids() {
 
 #[test]
 fn compile_errors_carry_the_nvrtc_log() {
-    if crate::backend::cuda::nvrtc_probe().is_err() {
-        println!("skipped: libnvrtc not found");
+    if !crate::testing::nvrtc_or_skip() {
         return;
     }
     let e = crate::backend::cuda::compile_ptx(
@@ -127,15 +123,13 @@ fn compile_errors_carry_the_nvrtc_log() {
 #[test]
 fn launches_survive_a_context_changed_behind_gpukits_back() {
     use crate::kernel::profile;
-    use crate::{Array, Device};
-    if crate::backend::cuda::probe().unwrap_or(0) == 0 {
-        println!("skipped: no CUDA GPU");
+    use crate::Array;
+    let Some(dev) = crate::testing::gpu_or_skip() else {
         return;
-    }
+    };
     let _turn = profile::TEST_SESSION
         .lock()
         .unwrap_or_else(|p| p.into_inner());
-    let dev = Device::Cuda(0);
     let mut a = Array::<f32>::ones_on(1000, &dev).unwrap();
     a.mul_in_place(2.0).unwrap();
     // SAFETY: unbinding leaves no context current; the next launch must bind again.
@@ -148,13 +142,11 @@ fn launches_survive_a_context_changed_behind_gpukits_back() {
 #[test]
 fn built_in_array_operations_are_profiled() {
     use crate::kernel::profile::{start, stop, TEST_SESSION};
-    use crate::{Array, Device};
+    use crate::Array;
     let _turn = TEST_SESSION.lock().unwrap_or_else(|p| p.into_inner());
-    if crate::backend::cuda::probe().unwrap_or(0) == 0 {
-        println!("skipped: no CUDA GPU");
+    let Some(dev) = crate::testing::gpu_or_skip() else {
         return;
-    }
-    let dev = Device::Cuda(0);
+    };
     let a = Array::<f32>::ones_on(1 << 20, &dev).unwrap();
     let _ = (&a * 2.0).unwrap().sum().unwrap();
     start();
