@@ -164,6 +164,10 @@ fn setup() -> anyhow::Result<Setup> {
 
 fn kernel(connection_file: PathBuf) -> anyhow::Result<()> {
     let info = protocol::read_connection_file(&connection_file)?;
+    // Before `setup` taps stderr, so the line goes to the kernel's own log, once.
+    if let Some(warning) = protocol::key_warning(&info) {
+        eprintln!("{warning}");
+    }
     let s = setup()?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
