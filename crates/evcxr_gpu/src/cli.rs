@@ -134,7 +134,10 @@ fn setup() -> anyhow::Result<Setup> {
                 Some(w)
             }
             Err(e) => {
-                eprintln!("evcxr_gpu: {e}; using a temporary session directory");
+                // evcxr then makes its own private temporary directory (random name, 0700).
+                eprintln!(
+                    "evcxr_gpu: {e}; this session uses a new private temporary directory instead (nothing is kept for the next start)"
+                );
                 None
             }
         }
