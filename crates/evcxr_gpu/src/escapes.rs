@@ -19,6 +19,9 @@
 //! bracket depth 0 outside any string or comment, and the previous statement has ended (or it is
 //! the first statement). Its text is not lexed as Rust. evcxr `:` command lines at a statement
 //! start are skipped the same way.
+//!
+//! So a `%` or `!` line right after an expression without `;` continues that expression, as Rust
+//! reads it (`x` then `% 3` is `x % 3`): end the expression with `;` to put a magic after it.
 
 /// How far the current top-level statement has got (only tokens at bracket depth 0 count).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
