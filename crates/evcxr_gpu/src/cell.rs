@@ -3,11 +3,14 @@
 //! * A cell whose first non-blank line starts with `%%name` is a cell magic; the rest of the cell
 //!   is its body.
 //! * Otherwise lines starting (in column 0) with `%` are line magics and lines starting with `!`
-//!   are shell commands; the lines between them are Rust (and evcxr `:` commands).
+//!   are shell commands, where they start a statement: not inside a string, a comment or
+//!   brackets, and not continuing an unfinished statement (see [`crate::escapes`]). The lines
+//!   between them are Rust (and evcxr `:` commands).
 //!
 //! Every Rust step keeps the cell's line numbers (earlier lines become blank lines), so evcxr's
 //! error messages point at the right cell line.
 
+use crate::escapes::escape_lines;
 use crate::magics::{self, Context, MagicError, Step};
 
 /// Turns the source of a cell into the steps to run, in order.
@@ -43,8 +46,13 @@ pub fn parse(cell: &str, ctx: Context) -> Result<Vec<Step>, MagicError> {
             }
         }
     };
+    let escapes = escape_lines(cell);
     for (i, line) in lines.iter().enumerate() {
-        if let Some(rest) = line.strip_prefix('%') {
+        if !escapes[i] {
+            if rust_start.is_none() {
+                rust_start = Some(i);
+            }
+        } else if let Some(rest) = line.strip_prefix('%') {
             flush(&mut steps, &mut rust_start, i);
             if rest.starts_with('%') {
                 return Err(MagicError(format!(
@@ -63,8 +71,6 @@ pub fn parse(cell: &str, ctx: Context) -> Result<Vec<Step>, MagicError> {
         } else if let Some(cmd) = line.strip_prefix('!') {
             flush(&mut steps, &mut rust_start, i);
             steps.push(magics::shell::lower(cmd)?);
-        } else if rust_start.is_none() {
-            rust_start = Some(i);
         }
     }
     flush(&mut steps, &mut rust_start, lines.len());
@@ -156,5 +162,110 @@ mod tests {
     fn indented_percent_is_rust() {
         let steps = parse("let x = 7\n    % 3;\nx", GK).unwrap();
         assert_eq!(steps, vec![Step::Rust("let x = 7\n    % 3;\nx".into())]);
+    }
+
+    /// Asserts that `cell` is one Rust step holding the whole cell (no magic or shell line).
+    fn all_rust(cell: &str) {
+        assert_eq!(
+            parse(cell, GK).unwrap(),
+            vec![Step::Rust(cell.into())],
+            "cell: {cell:?}"
+        );
+    }
+
+    /// The kinds of the steps, to compare shapes without the generated code.
+    fn kinds(cell: &str) -> Vec<&'static str> {
+        parse(cell, GK)
+            .unwrap()
+            .iter()
+            .map(|s| match s {
+                Step::Rust(_) => "rust",
+                Step::Print(_) => "print",
+                Step::Shell(_) => "shell",
+                Step::Cuda { .. } => "cuda",
+                Step::Reflect { .. } => "reflect",
+            })
+            .collect()
+    }
+
+    #[test]
+    fn multi_line_string_lines_starting_with_bang_or_percent_are_rust() {
+        all_rust("let s = \"first line\n!not a shell command\n%time not a magic\n\";\ns");
+        all_rust("let b = b\"bytes\n%lsmagic\n!ls\";\nb.len()");
+        all_rust("let e = \"escaped quote \\\"\n!ls\n\";\ne");
+        all_rust("println!(\"{}\", \"text\n%gpu\n\");");
+    }
+
+    #[test]
+    fn raw_string_lines_starting_with_bang_or_percent_are_rust() {
+        all_rust("let s = r#\"a \"quoted\" word\n%time f()\n!ls -l\n\"#;\ns");
+        all_rust("let s = r\"plain raw\n!echo\n\";\ns");
+        all_rust("let s = br##\"bytes \"# still inside\n%lsmagic\n\"##;\ns.len()");
+    }
+
+    #[test]
+    fn comment_lines_starting_with_bang_or_percent_are_rust() {
+        all_rust("/* a note\n%time f()\n!rm -rf build\n*/\nlet a = 1;");
+        all_rust("let a = 1; /* outer /* nested */\n!ls\n*/\na");
+        all_rust("/// doc comment\n/** block doc\n%lsmagic */\nfn f() {}");
+    }
+
+    #[test]
+    fn percent_continuing_an_arithmetic_expression_is_rust() {
+        all_rust("let x = 10\n% 3;\nx");
+        all_rust("let y = (10\n%3);\ny");
+        all_rust("let z = [1, 2][1]\n%time;\nz");
+    }
+
+    #[test]
+    fn bang_negation_continuing_an_expression_is_rust() {
+        all_rust("let flag = true;\nlet y =\n!flag;\ny");
+        all_rust("let flag = true;\nlet z = flag &&\n!flag;\nz");
+        all_rust("let v = vec![\n!true,\n];\nv");
+        all_rust("let a = 1;\nlet b = a\n!= 2;\nb");
+    }
+
+    #[test]
+    fn shell_line_at_statement_start_after_other_statements() {
+        let cell = "let s = \"a\n!b\";\nfn f() -> u32 { 1 }\n!ls\nlet t = r#\"\n!c\"#;";
+        assert_eq!(kinds(cell), vec!["rust", "shell", "rust"]);
+        let steps = parse(cell, GK).unwrap();
+        assert_eq!(steps[1], Step::Shell("ls".into()));
+        assert_eq!(steps[2], Step::Rust("\n\n\n\nlet t = r#\"\n!c\"#;".into()));
+    }
+
+    #[test]
+    fn time_line_at_statement_start_after_other_statements() {
+        let cell = "let s = \"\n%lsmagic\";\n/* x\n!ls */ let a = 1;\nif a > 0 { println!(\"pos\"); }\n%time a + 1\nlet c = '\"';";
+        assert_eq!(kinds(cell), vec!["rust", "rust", "rust"]);
+        let steps = parse(cell, GK).unwrap();
+        let Step::Rust(timed) = &steps[1] else {
+            panic!("not rust")
+        };
+        assert!(timed.starts_with("\n\n\n\n\nlet __gk_t0"), "{timed}");
+        assert!(timed.contains("Wall time"), "{timed}");
+    }
+
+    #[test]
+    fn statement_starts_after_items_macros_and_attributes() {
+        assert_eq!(
+            kinds("macro_rules! m { () => { 1 } }\n!ls"),
+            vec!["rust", "shell"]
+        );
+        assert_eq!(
+            kinds("#[derive(Debug)]\nstruct P { x: u8 }\n%lsmagic"),
+            vec!["rust", "print"]
+        );
+        assert_eq!(
+            kinds("fn f<'a>(s: &'a str) -> &'a str { s }\n!ls"),
+            vec!["rust", "shell"]
+        );
+        assert_eq!(kinds("let c = '\\'';\n!ls"), vec!["rust", "shell"]);
+        assert_eq!(kinds(":dep rand = \"0.9\"\n!ls"), vec!["rust", "shell"]);
+        assert_eq!(kinds("!echo \"it's\"\n!ls"), vec!["shell", "shell"]);
+        // A struct literal does not end a `let`: the `!` line continues it.
+        all_rust("struct S { a: bool }\nlet s = S { a: true }\n!= S { a: false }.a;");
+        // Inside a block, a `%` line is Rust (the kernel cannot split a block).
+        all_rust("fn g() -> i32 {\n    let x = 5;\n%lsmagic\n}");
     }
 }

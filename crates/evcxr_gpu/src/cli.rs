@@ -134,7 +134,10 @@ fn setup() -> anyhow::Result<Setup> {
                 Some(w)
             }
             Err(e) => {
-                eprintln!("evcxr_gpu: {e}; using a temporary session directory");
+                // evcxr then makes its own private temporary directory (random name, 0700).
+                eprintln!(
+                    "evcxr_gpu: {e}; this session uses a new private temporary directory instead (nothing is kept for the next start)"
+                );
                 None
             }
         }
@@ -164,6 +167,10 @@ fn setup() -> anyhow::Result<Setup> {
 
 fn kernel(connection_file: PathBuf) -> anyhow::Result<()> {
     let info = protocol::read_connection_file(&connection_file)?;
+    // Before `setup` taps stderr, so the line goes to the kernel's own log, once.
+    if let Some(warning) = protocol::key_warning(&info) {
+        eprintln!("{warning}");
+    }
     let s = setup()?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

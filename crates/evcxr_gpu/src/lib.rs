@@ -5,12 +5,14 @@
 //! * [`protocol`]: Jupyter messaging over ZeroMQ (sockets, HMAC, request handlers).
 //! * [`session`]: the evcxr `CommandContext`, start-up, build progress, errors.
 //! * [`cell`] and [`magics`]: how a cell becomes Rust (one module per magic).
+//! * [`escapes`]: which cell lines are `%` magics and `!` commands (a lexer over the cell).
 //! * [`rewrite`]: appending code after a cell without losing its displayed value.
 //! * [`install`]: the kernelspec.
 //! * [`cli`]: the command line of the binary.
 
 pub mod cell;
 pub mod cli;
+pub mod escapes;
 pub mod install;
 pub mod magics;
 pub mod protocol;

@@ -54,6 +54,20 @@ pub fn read_connection_file(path: &std::path::Path) -> anyhow::Result<Connection
     Ok(info)
 }
 
+/// The one-line warning for a connection file whose key is empty, or `None` when it has a key.
+///
+/// With an empty key jupyter-zmq-client neither signs nor verifies messages, so any process that
+/// can reach the kernel's ports can run code as the user. The kernel prints this once, at start.
+pub fn key_warning(info: &ConnectionInfo) -> Option<String> {
+    info.key.is_empty().then(|| {
+        format!(
+            "evcxr_gpu: warning: the connection file's key is empty, so message authentication \
+             (HMAC) is off: any process that can reach {}:{} can run code as this user",
+            info.ip, info.shell_port
+        )
+    })
+}
+
 /// Logs a failed read; returns true if the socket itself failed (so the caller backs off).
 fn log_read_error(publisher: &Publisher, channel: &str, e: &RuntimeError) -> bool {
     match e {
@@ -446,5 +460,25 @@ mod tests {
             .to_string()
             .contains("bad connection file"));
         assert!(read_connection_file(&dir.path().join("none.json")).is_err());
+    }
+
+    #[test]
+    fn empty_key_is_warned_about_in_one_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.json");
+        let file = |key: &str| {
+            format!(
+                r#"{{"ip":"127.0.0.1","transport":"tcp","shell_port":1,"iopub_port":2,"stdin_port":3,"control_port":4,"hb_port":5,"key":"{key}","signature_scheme":"hmac-sha256"}}"#
+            )
+        };
+        std::fs::write(&p, file("")).unwrap();
+        let w = key_warning(&read_connection_file(&p).unwrap()).unwrap();
+        assert!(
+            w.contains("key is empty") && w.contains("authentication"),
+            "{w}"
+        );
+        assert!(w.contains("127.0.0.1:1") && !w.contains('\n'), "{w}");
+        std::fs::write(&p, file("secret")).unwrap();
+        assert_eq!(key_warning(&read_connection_file(&p).unwrap()), None);
     }
 }

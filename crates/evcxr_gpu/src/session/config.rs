@@ -6,7 +6,7 @@
 //! | `EVCXR_GPU_PRELUDE` | `use gpukit::prelude::*;` | Rust run at start (after loading gpukit) |
 //! | `EVCXR_GPU_OPT` | `2` | optimisation level of cells and dependencies (`0`, `1`, `2`, `3`, `s`, `z`) |
 //! | `EVCXR_GPU_CACHE_MIB` | `4096` | size of evcxr's compiled-dependency cache (0 disables it) |
-//! | `EVCXR_GPU_WORKDIR` | `~/.cache/evcxr_gpu` | where session crates (and their build trees) live |
+//! | `EVCXR_GPU_WORKDIR` | `$XDG_CACHE_HOME/evcxr_gpu`, else `~/.cache/evcxr_gpu`, else `evcxr_gpu-UID` in the temporary directory | where session crates (and their build trees) live; made private (0700, owned by this user) or refused |
 
 use std::path::PathBuf;
 
@@ -88,7 +88,9 @@ impl Config {
                     .map(|c| PathBuf::from(c).join("evcxr_gpu"))
             })
             .or_else(|| get("HOME").map(|h| PathBuf::from(h).join(".cache").join("evcxr_gpu")))
-            .unwrap_or_else(|| std::env::temp_dir().join("evcxr_gpu"));
+            .unwrap_or_else(|| {
+                std::env::temp_dir().join(format!("evcxr_gpu-{}", super::workdir::euid()))
+            });
         Ok(Config {
             gpukit,
             prelude,
@@ -162,6 +164,18 @@ mod tests {
         assert_eq!(c.prelude, "");
         assert_eq!(c.startup_code(), ":opt 0\n:cache 0\n");
         assert_eq!(c.workdir, PathBuf::from("/w"));
+    }
+
+    #[test]
+    fn without_home_the_workdir_is_per_user() {
+        let c = cfg(&[]).unwrap();
+        let uid = crate::session::workdir::euid();
+        assert_eq!(
+            c.workdir,
+            std::env::temp_dir().join(format!("evcxr_gpu-{uid}"))
+        );
+        let c = cfg(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/home/u")]).unwrap();
+        assert_eq!(c.workdir, PathBuf::from("/x/evcxr_gpu"));
     }
 
     #[test]

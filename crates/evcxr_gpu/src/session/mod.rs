@@ -717,10 +717,18 @@ impl Worker {
     }
 }
 
-/// Completes magic names when the cursor is in `%name` or `%%name` at the start of a line.
+/// Completes magic names when the cursor is in `%name` or `%%name` at the start of a line where
+/// a magic can start (not inside a string, a comment or an unfinished statement).
 pub fn complete_magic(code: &str, cursor: usize) -> Option<CompletionResult> {
     let line_start = code[..cursor].rfind('\n').map(|i| i + 1).unwrap_or(0);
     let before = &code[line_start..cursor];
+    if !crate::escapes::escape_lines(&code[..cursor])
+        .last()
+        .copied()
+        .unwrap_or(false)
+    {
+        return None;
+    }
     let (prefix, typed, list) = if let Some(p) = before.strip_prefix("%%") {
         ("%%", p, magics::CELL_MAGICS)
     } else if let Some(p) = before.strip_prefix('%') {
@@ -755,5 +763,16 @@ mod tests {
         assert_eq!(r.matches, vec!["%%cuda"]);
         assert!(complete_magic("let x", 5).is_none());
         assert!(complete_magic("%time x.s", 9).is_none());
+    }
+
+    #[test]
+    fn no_magic_completion_where_a_magic_cannot_start() {
+        let in_string = "let s = \"\n%ti";
+        assert!(complete_magic(in_string, in_string.len()).is_none());
+        let continued = "let x = 10\n%ti";
+        assert!(complete_magic(continued, continued.len()).is_none());
+        let after_statement = "let s = \"\n%\";\n%ti";
+        let r = complete_magic(after_statement, after_statement.len()).unwrap();
+        assert_eq!(r.matches, vec!["%time", "%timeit"]);
     }
 }

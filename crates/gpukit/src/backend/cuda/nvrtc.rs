@@ -1,12 +1,16 @@
 //! NVRTC: CUDA C++ source to PTX, with a PTX cache in memory and on disk.
 //!
-//! The disk cache lives in `$GPUKIT_CACHE_DIR` (or `~/.cache/gpukit/ptx`). Each entry is keyed by
-//! a hash of the source, the target architecture and the NVRTC version; the source is stored next
-//! to the PTX and compared on every hit, so a hash collision can never load the wrong code.
+//! The disk cache lives in a private directory of this user (see [`cache_dir`]). Each entry is
+//! keyed by a hash of the source, the target architecture and the NVRTC version; the source is
+//! stored next to the PTX and compared on every hit, so a hash collision can never load the wrong
+//! code. The SHA-256 of the PTX is stored beside it too and checked on every load: an entry whose
+//! PTX does not match (corrupted, truncated, edited, or written before hashes were stored) is a
+//! miss, recompiled and overwritten, never loaded.
 
 use crate::error::{Error, Result};
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The NVRTC version as `(major, minor)`, or why libnvrtc is unusable.
@@ -47,14 +51,7 @@ pub(crate) fn compile_ptx(name: &str, source: &str, arch: &str) -> Result<Arc<st
     if let Some(ptx) = memory.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
         return Ok(ptx.clone());
     }
-    let ptx: Arc<str> = match read_disk(&key, source) {
-        Some(ptx) => ptx.into(),
-        None => {
-            let ptx = run_nvrtc(name, source, arch)?;
-            write_disk(&key, source, &ptx);
-            ptx.into()
-        }
-    };
+    let ptx: Arc<str> = disk_or_compile(cache_dir().as_deref(), &key, name, source, arch)?.into();
     memory
         .lock()
         .unwrap_or_else(|p| p.into_inner())
@@ -123,37 +120,143 @@ fn cache_key(source: &str, arch: &str, major: i32, minor: i32) -> String {
     format!("{arch}-{version}-{h:016x}")
 }
 
-/// `$GPUKIT_CACHE_DIR`, else `~/.cache/gpukit/ptx`; `None` when neither can be determined.
-pub(crate) fn cache_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("GPUKIT_CACHE_DIR").filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(dir));
+/// The verified PTX of entry `key` in the disk cache `dir`, else NVRTC's (then stored there).
+fn disk_or_compile(
+    dir: Option<&Path>,
+    key: &str,
+    name: &str,
+    source: &str,
+    arch: &str,
+) -> Result<String> {
+    if let Some(ptx) = dir.and_then(|d| read_disk(d, key, source)) {
+        return Ok(ptx);
     }
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
-    Some(
-        PathBuf::from(home)
-            .join(".cache")
-            .join("gpukit")
-            .join("ptx"),
-    )
+    let ptx = run_nvrtc(name, source, arch)?;
+    if let Some(d) = dir {
+        write_disk(d, key, source, &ptx);
+    }
+    Ok(ptx)
 }
 
-fn read_disk(key: &str, source: &str) -> Option<String> {
-    let dir = cache_dir()?;
+/// Where the disk cache belongs: `$GPUKIT_CACHE_DIR`, else `$XDG_CACHE_HOME/gpukit/ptx`, else
+/// `~/.cache/gpukit/ptx`, else `gpukit-ptx-UID` in the temporary directory (one level, so that
+/// no directory another user could own lies on the way).
+fn cache_location(var: impl Fn(&str) -> Option<OsString>, uid: u32) -> PathBuf {
+    let var = |k: &str| var(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(dir) = var("GPUKIT_CACHE_DIR") {
+        return dir;
+    }
+    var("XDG_CACHE_HOME")
+        .or_else(|| var("HOME").map(|h| h.join(".cache")))
+        .map(|c| c.join("gpukit").join("ptx"))
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("gpukit-ptx-{uid}")))
+}
+
+/// The effective user id.
+#[cfg(unix)]
+fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Off Unix, ownership is not checked; the value only names the fallback directory.
+#[cfg(not(unix))]
+fn euid() -> u32 {
+    0
+}
+
+/// Creates `dir` (and missing parents) with mode 0700 and checks that only this user can use it:
+/// a directory, or a link of this user's to one, owned by this user and not writable by group or
+/// others. One that others may only read or enter is tightened to 0700; anything else is refused
+/// with the reason, since PTX loaded from there could have been planted by another user.
+fn ensure_private(dir: &Path) -> std::result::Result<(), String> {
+    let shown = dir.display();
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder
+        .create(dir)
+        .map_err(|e| format!("cannot create {shown}: {e}"))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let uid = euid();
+        let link = std::fs::symlink_metadata(dir).map_err(|e| format!("{shown}: {e}"))?;
+        if link.file_type().is_symlink() && link.uid() != uid {
+            return Err(format!(
+                "{shown} is a symbolic link owned by uid {}, not by this user (uid {uid})",
+                link.uid()
+            ));
+        }
+        let meta = std::fs::metadata(dir).map_err(|e| format!("{shown}: {e}"))?;
+        if !meta.is_dir() {
+            return Err(format!("{shown} is not a directory"));
+        }
+        if meta.uid() != uid {
+            return Err(format!(
+                "{shown} is owned by uid {}, not by this user (uid {uid})",
+                meta.uid()
+            ));
+        }
+        let mode = meta.mode() & 0o7777;
+        if mode & 0o022 != 0 {
+            return Err(format!(
+                "other users can write to {shown} (mode {mode:o}); if nobody else did, `chmod 700 {shown}`"
+            ));
+        }
+        if mode != 0o700 {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+                .map_err(|e| format!("cannot make {shown} private: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// The disk cache's directory (see [`cache_location`]), made private to this user; `None`, with
+/// the reason printed once per process, when it cannot be (the cache is then memory-only).
+pub(crate) fn cache_dir() -> Option<PathBuf> {
+    let dir = cache_location(|k| std::env::var_os(k), euid());
+    match ensure_private(&dir) {
+        Ok(()) => Some(dir),
+        Err(why) => {
+            crate::process::process_global! {
+                fn warned() -> &'static std::sync::atomic::AtomicBool =
+                    std::sync::atomic::AtomicBool::new(false);
+            }
+            if !warned().swap(true, std::sync::atomic::Ordering::Relaxed) {
+                eprintln!("gpukit: not using the PTX disk cache: {why}");
+            }
+            None
+        }
+    }
+}
+
+/// SHA-256 of `data` in lowercase hex.
+fn sha256_hex(data: &[u8]) -> String {
+    ring::digest::digest(&ring::digest::SHA256, data)
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The PTX of entry `key` in `dir` if its source is `source` and its stored SHA-256 matches.
+fn read_disk(dir: &Path, key: &str, source: &str) -> Option<String> {
     let stored_source = std::fs::read_to_string(dir.join(format!("{key}.cu"))).ok()?;
     if stored_source != source {
         return None;
     }
-    std::fs::read_to_string(dir.join(format!("{key}.ptx"))).ok()
+    let ptx = std::fs::read_to_string(dir.join(format!("{key}.ptx"))).ok()?;
+    let hash = std::fs::read_to_string(dir.join(format!("{key}.sha256"))).ok()?;
+    (hash.trim() == sha256_hex(ptx.as_bytes())).then_some(ptx)
 }
 
 /// Best effort: a cache that cannot be written only costs a recompile next time.
-fn write_disk(key: &str, source: &str, ptx: &str) {
-    let Some(dir) = cache_dir() else { return };
-    if std::fs::create_dir_all(&dir).is_err() {
-        return;
-    }
+fn write_disk(dir: &Path, key: &str, source: &str, ptx: &str) {
     let unique = format!("{}-{:?}", std::process::id(), std::thread::current().id());
-    for (ext, text) in [("ptx", ptx), ("cu", source)] {
+    let hash = sha256_hex(ptx.as_bytes());
+    for (ext, text) in [("ptx", ptx), ("cu", source), ("sha256", hash.as_str())] {
         let tmp = dir.join(format!(".{key}.{ext}.{unique}.tmp"));
         if std::fs::write(&tmp, text).is_err()
             || std::fs::rename(&tmp, dir.join(format!("{key}.{ext}"))).is_err()
@@ -180,6 +283,165 @@ mod tests {
         assert_ne!(a, cache_key("y", "sm_90", 13, 0));
         assert_ne!(a, cache_key("x", "sm_80", 13, 0));
         assert_ne!(a, cache_key("x", "sm_90", 13, 1));
+    }
+
+    #[test]
+    fn sha256_is_sha256() {
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn verified_entries_load_without_compiling() {
+        let t = tempdir();
+        let dir = t.path();
+        write_disk(dir, "k", "source", "// ptx from the cache");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("k.sha256")).unwrap(),
+            sha256_hex(b"// ptx from the cache")
+        );
+        // A hit never reaches NVRTC (which would reject this source and arch).
+        let ptx = disk_or_compile(Some(dir), "k", "t", "source", "sm_bogus").unwrap();
+        assert_eq!(ptx, "// ptx from the cache");
+        assert_eq!(read_disk(dir, "k", "other source"), None);
+    }
+
+    #[test]
+    fn altered_entries_are_misses() {
+        let t = tempdir();
+        let dir = t.path();
+        write_disk(dir, "k", "source", "// good ptx");
+        std::fs::write(dir.join("k.ptx"), "// planted ptx").unwrap();
+        assert_eq!(read_disk(dir, "k", "source"), None, "changed PTX");
+        write_disk(dir, "k", "source", "// good ptx");
+        std::fs::write(dir.join("k.ptx"), "// good").unwrap();
+        assert_eq!(read_disk(dir, "k", "source"), None, "truncated PTX");
+        write_disk(dir, "k", "source", "// good ptx");
+        std::fs::write(dir.join("k.sha256"), sha256_hex(b"x")).unwrap();
+        assert_eq!(read_disk(dir, "k", "source"), None, "changed hash");
+        write_disk(dir, "k", "source", "// good ptx");
+        std::fs::remove_file(dir.join("k.sha256")).unwrap();
+        assert_eq!(read_disk(dir, "k", "source"), None, "entry without a hash");
+    }
+
+    /// Runs where libnvrtc loads (no GPU needed); with `GPUKIT_REQUIRE_NVRTC=1` a missing
+    /// libnvrtc is a failure instead of a skip.
+    #[test]
+    fn corrupted_cache_entry_is_recompiled_not_loaded() {
+        if let Err(why) = nvrtc_version() {
+            if std::env::var("GPUKIT_REQUIRE_NVRTC").as_deref() == Ok("1") {
+                panic!("GPUKIT_REQUIRE_NVRTC=1 but {why}");
+            }
+            println!("skipped: {why}");
+            return;
+        }
+        let t = tempdir();
+        let dir = t.path();
+        let source = "extern \"C\" __global__ void cache_probe(float* x) { x[0] = 1.0f; }";
+        let fresh = disk_or_compile(Some(dir), "k", "probe", source, "sm_80").unwrap();
+        assert!(fresh.contains(".entry cache_probe("), "{fresh}");
+        let planted = fresh.replace("cache_probe", "cache_evil_");
+        std::fs::write(dir.join("k.ptx"), &planted).unwrap();
+        let again = disk_or_compile(Some(dir), "k", "probe", source, "sm_80").unwrap();
+        assert_eq!(again, fresh, "the corrupted PTX was loaded");
+        assert_eq!(std::fs::read_to_string(dir.join("k.ptx")).unwrap(), fresh);
+        assert_eq!(read_disk(dir, "k", source).as_deref(), Some(fresh.as_str()));
+    }
+
+    #[test]
+    fn cache_location_is_per_user() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| OsString::from(v))
+            }
+        };
+        assert_eq!(
+            cache_location(env(&[]), 1234),
+            std::env::temp_dir().join("gpukit-ptx-1234")
+        );
+        assert_eq!(
+            cache_location(env(&[("HOME", "/home/u"), ("XDG_CACHE_HOME", "")]), 1),
+            PathBuf::from("/home/u/.cache/gpukit/ptx")
+        );
+        assert_eq!(
+            cache_location(env(&[("HOME", "/home/u"), ("XDG_CACHE_HOME", "/c")]), 1),
+            PathBuf::from("/c/gpukit/ptx")
+        );
+        assert_eq!(
+            cache_location(env(&[("GPUKIT_CACHE_DIR", "/g"), ("HOME", "/h")]), 1),
+            PathBuf::from("/g")
+        );
+    }
+
+    /// A fresh private directory for one test, removed when dropped.
+    fn tempdir() -> tempfile::TempDir {
+        tempfile::tempdir().unwrap()
+    }
+
+    #[cfg(unix)]
+    mod private_dirs {
+        use super::super::*;
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+        fn mode(p: &Path) -> u32 {
+            std::fs::metadata(p).unwrap().mode() & 0o7777
+        }
+
+        fn set_mode(p: &Path, m: u32) {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+        }
+
+        #[test]
+        fn created_0700_tightened_or_refused() {
+            let t = super::tempdir();
+            let root = t.path();
+            let d = root.join("a").join("b");
+            ensure_private(&d).unwrap();
+            assert_eq!((mode(&root.join("a")), mode(&d)), (0o700, 0o700));
+            set_mode(&d, 0o755);
+            ensure_private(&d).unwrap();
+            assert_eq!(mode(&d), 0o700, "readable by others is tightened");
+            for m in [0o777, 0o770, 0o1777, 0o702] {
+                set_mode(&d, m);
+                let e = ensure_private(&d).unwrap_err();
+                assert!(e.contains("other users can write"), "{e}");
+                assert_eq!(mode(&d), m, "left as it was");
+            }
+            let f = root.join("file");
+            std::fs::write(&f, "").unwrap();
+            assert!(ensure_private(&f).unwrap_err().contains("cannot create"));
+        }
+
+        /// Owned by another user: made with chown when running as root, else `/` (root's).
+        #[test]
+        fn other_users_directories_are_refused() {
+            let t = super::tempdir();
+            let root = t.path();
+            if euid() == 0 {
+                let d = root.join("theirs");
+                std::fs::create_dir(&d).unwrap();
+                set_mode(&d, 0o700);
+                std::os::unix::fs::chown(&d, Some(65534), Some(65534)).unwrap();
+                let e = ensure_private(&d).unwrap_err();
+                assert!(e.contains("owned by uid 65534, not by this user"), "{e}");
+                let mine = root.join("mine");
+                std::fs::create_dir(&mine).unwrap();
+                let link = root.join("their-link");
+                std::os::unix::fs::symlink(&mine, &link).unwrap();
+                std::os::unix::fs::lchown(&link, Some(65534), Some(65534)).unwrap();
+                let e = ensure_private(&link).unwrap_err();
+                assert!(e.contains("symbolic link owned by uid 65534"), "{e}");
+            } else {
+                let e = ensure_private(Path::new("/")).unwrap_err();
+                assert!(e.contains("owned by uid 0, not by this user"), "{e}");
+            }
+            assert_eq!(std::fs::metadata(root).unwrap().uid(), euid());
+        }
     }
 
     #[test]
