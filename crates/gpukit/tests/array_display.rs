@@ -1,5 +1,7 @@
 //! The repr of arrays compared with NumPy 2.4 (`np.array2string(a, separator=", ",
 //! prefix="array(", suffix=",")`) on cases generated once with NumPy and kept here.
+//!
+//! Why this file is long: one table of expected reprs (text and HTML) per dtype and shape, compared with NumPy/CuPy output; splitting it would scatter one table.
 
 use gpukit::{Array, Device, Element};
 

@@ -3,6 +3,8 @@
 //!
 //! Every test skips visibly ("skipped: no CUDA GPU (...)") where no GPU is usable, or fails there
 //! with `GPUKIT_TEST_REQUIRE_GPU=1` (gpukit::testing).
+//!
+//! Why this file is long: every array operation on the GPU against the CPU backend, one table per op family, sharing the random-input harness.
 
 use gpukit::{Array, DType, Device, Element, Error, Scalar};
 use rand::rngs::StdRng;

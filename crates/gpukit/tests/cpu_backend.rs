@@ -4,6 +4,8 @@
 //! The kernels here are written by hand exactly as `#[kernel]` generates them (see
 //! docs/ARCHITECTURE.md, "The kernel ABI"), so these tests pin the ABI the macros and the
 //! runtime share. Their CUDA sources are the ones the GPU tests in `launch.rs` also follow.
+//!
+//! Why this file is long: the CPU executor's behaviours (blocks, barriers, shared memory, atomics, panics) side by side, sharing small kernels.
 
 use gpukit::__private::{
     atomic_add, BlockCtx, CpuArgs, DType, KernelArg, KernelInfo, ParamInfo, ParamKind, SliceArg,

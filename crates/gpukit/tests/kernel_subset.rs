@@ -1,6 +1,8 @@
 //! Every construct of the kernel language, run through `#[kernel]`: on the CPU backend the
 //! results equal the same computation in plain Rust; with a GPU, the GPU results equal the CPU
 //! results on random inputs of several sizes.
+//!
+//! Why this file is long: one test per construct of the kernel language, each with its plain-Rust reference; they share the GPU-vs-CPU harness at the top.
 
 // The expected values repeat the kernels' own expressions (`.min(a).max(b)` as written there),
 // and some checks read constants the macros generate.

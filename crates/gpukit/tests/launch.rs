@@ -4,6 +4,8 @@
 //!
 //! Every test skips (with a message) where no CUDA GPU is usable. The kernels are written by
 //! hand as `#[kernel]` generates them (docs/ARCHITECTURE.md, "The kernel ABI").
+//!
+//! Why this file is long: every launch-path check (configurations, argument kinds, errors) with the kernels they need, one test each.
 
 use gpukit::__private::{
     atomic_add, launch, BlockCtx, CpuArgs, DType, KernelArg, KernelInfo, ParamInfo, ParamKind,

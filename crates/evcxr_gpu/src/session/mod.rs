@@ -4,6 +4,8 @@
 //! the prelude. Every cell is split into steps ([`crate::cell`]); Rust steps get
 //! `gpukit::synchronize()?;` appended (see [`crate::rewrite`]) so that asynchronous GPU errors
 //! show in the cell that caused them.
+//!
+//! Why this file is long: the session is one state machine (start-up, cells, magics lowering, completion, interrupts); its helpers already live in the sibling files.
 
 pub mod config;
 pub mod errors;

@@ -234,8 +234,8 @@ pub(crate) fn cache_dir() -> Option<PathBuf> {
 
 /// SHA-256 of `data` in lowercase hex.
 fn sha256_hex(data: &[u8]) -> String {
-    ring::digest::digest(&ring::digest::SHA256, data)
-        .as_ref()
+    use sha2::Digest;
+    sha2::Sha256::digest(data)
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
