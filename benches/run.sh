@@ -4,7 +4,7 @@
 #   bash benches/run.sh          (after `bash tests/gpu/run.sh 1 N` unpacked the staged binary)
 #
 # Alternates rounds of gpukit-bench and benches/cupy_twin.py (BENCH_ROUNDS, default 3), measures
-# the ceilings with CuPy in the same run, checks both sides against each other and writes to $OUT:
+# the ceilings with both in the same run, checks both sides against each other and writes to $OUT:
 # bench-raw.jsonl (every sample), bench-results.json (docs/bench/results.json's format), bench.log,
 # bench-diagnostics.txt (launch floor, host copy and page-touch rates).
 set -uo pipefail
@@ -37,8 +37,14 @@ for ((r = 1; r <= ROUNDS; r++)); do
   echo "== round $r: cupy" | tee -a "$LOG"
   "$PY" "$ROOT/benches/cupy_twin.py" --reps "$REPS" >>"$RAW" 2> >(tee -a "$LOG" >&2) || echo "bench: cupy_twin round $r exited $?" | tee -a "$LOG"
 done
-echo "== ceilings" | tee -a "$LOG"
-"$PY" "$ROOT/benches/cupy_twin.py" --ceilings --reps "$REPS" >>"$RAW" 2> >(tee -a "$LOG" >&2) || echo "bench: ceilings exited $?" | tee -a "$LOG"
+# Ceilings: memory (copy, write, read; 128-bit kernels through gpukit and CuPy, the driver's and
+# CuPy's copy and fill; buffers of BENCH_CEILING_GIB), cuBLAS GEMM with its error, pinned link rates.
+# benchlib.py takes the best checked candidate of each memory pattern over both programs.
+SIZES=${BENCH_CEILING_GIB:-1,2,4}
+echo "== ceilings: gpukit-bench" | tee -a "$LOG"
+"$BIN" ceilings --reps "$REPS" --sizes-gib "$SIZES" >>"$RAW" 2> >(tee -a "$LOG" >&2) || echo "bench: gpukit-bench ceilings exited $?" | tee -a "$LOG"
+echo "== ceilings: cupy" | tee -a "$LOG"
+"$PY" "$ROOT/benches/cupy_twin.py" --ceilings --reps "$REPS" --sizes-gib "$SIZES" >>"$RAW" 2> >(tee -a "$LOG" >&2) || echo "bench: cupy ceilings exited $?" | tee -a "$LOG"
 # Diagnostics that explain the floors the rows meet: what one launch costs through gpukit, raw
 # cudarc and the bare driver call; how fast this host copies memory and touches new pages (what
 # caps transfers from and to pageable memory). Plain text, kept beside the results.
