@@ -12,7 +12,7 @@
 //!
 //! A candidate's time is its device time per call: gpukit's kernels by gpukit's profiler (an
 //! event pair around each launch), the driver calls by events around [`BATCH`] back-to-back
-//! calls. Every candidate is then checked: its output poisoned, one more call, every element
+//! calls queued behind one more (so the device is busy when the start event is reached). Every candidate is then checked: its output poisoned, one more call, every element
 //! compared (for reads, the XOR of every word against the host's).
 
 use crate::json::Json;
@@ -174,13 +174,15 @@ fn profiled(reps: usize, kernel: &str, launch: &mut dyn FnMut() -> Result<()>) -
     Ok(out)
 }
 
-/// Device ms per call of a driver call queued by `call` on the harness's stream: events around
-/// [`BATCH`] calls, `reps` times.
+/// Device ms per call of a driver call queued by `call` on the harness's stream: one call to
+/// keep the device busy, then events around [`BATCH`] more (the start event is reached when the
+/// first call ends, so no host enqueue time enters), `reps` times.
 fn evented(raw: &RawCuda, reps: usize, call: &mut dyn FnMut() -> Result<()>) -> Result<Vec<f64>> {
     call()?;
     raw.stream.synchronize().map_err(err)?;
     let mut out = Vec::with_capacity(reps);
     for _ in 0..reps {
+        call()?;
         let a = raw.stream.record_event(Some(TIMED)).map_err(err)?;
         for _ in 0..BATCH {
             call()?;

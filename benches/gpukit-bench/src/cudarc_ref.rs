@@ -98,8 +98,14 @@ fn times2_row<T: DeviceRepr + Copy + Into<f64>>(
         "every element against a host reference (device checker kernel), pool block poisoned before each call",
         &mut (),
         |_| {
-            let p = alloc::<T>(s, n)?;
-            raw.poison(s, raw.ptr(s, &p), bytes)
+            // the pool blocks the next result may take hold 0xFF (NaN), as on the other sides
+            let held = (0..crate::gpu::POOL_POISON)
+                .map(|_| alloc::<T>(s, n))
+                .collect::<Result<Vec<_>>>()?;
+            for p in &held {
+                raw.poison(s, raw.ptr(s, p), bytes)?;
+            }
+            Ok(())
         },
         |_| {
             let mut b = alloc::<T>(s, n)?;

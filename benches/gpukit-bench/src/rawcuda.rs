@@ -165,6 +165,9 @@ impl Flag {
         // zeroes them; freed on drop.
         check_rc("cuMemAlloc", unsafe { sys::cuMemAlloc_v2(&mut ptr, 4) })?;
         check_rc("cuMemsetD32", unsafe { sys::cuMemsetD32_v2(ptr, 0, 1) })?;
+        // the memset runs on the legacy stream, which the harness's non-blocking streams do not
+        // wait for: finish it before the flag is used
+        ctx.synchronize().map_err(err)?;
         Ok(Flag {
             ctx: ctx.clone(),
             ptr,
