@@ -225,6 +225,22 @@ def _driver_wait_value32():
     return f
 
 
+#: How long a span's end may take before the harness gives up (rawcuda.rs's SPAN_LIMIT).
+SPAN_LIMIT_S = 120.0
+
+
+def wait_for(event, limit_s: float):
+    """Polls `event` until it completed; a clear error after `limit_s` instead of a hang."""
+    t0 = time.perf_counter()
+    while not event.done:
+        waited = time.perf_counter() - t0
+        if waited > limit_s:
+            raise RuntimeError(f"the end of a timed span was not reached within {limit_s:.0f} s: the end marker "
+                               "on CuPy's stream never ran, or the harness's stream never saw its flag")
+        if waited > 1e-3:
+            time.sleep(50e-6)
+
+
 class Bracket:
     """CUDA events around a span of work on CuPy's current stream; rawcuda.rs's Bracket."""
 
@@ -267,7 +283,7 @@ class Bracket:
                 self.spin((1,), (1,), (cp.uint64(ptr), cp.uint32(self.seq)))
         end = cp.cuda.Event()
         end.record(self.stream)
-        end.synchronize()
+        wait_for(end, SPAN_LIMIT_S)
         start, self._start = self._start, None
         return float(cp.cuda.get_elapsed_time(start, end))
 

@@ -161,6 +161,16 @@ class UnderFakeCupy(unittest.TestCase):
         self.assertIn("spin kernel", r["span"])
         self.assertTrue(any(name == "bench_spin_until" for name, _, _ in self.fake.LAUNCHED))
 
+    def test_a_span_that_never_ends_is_an_error_not_a_hang(self):
+        self.fake.HANG = True
+        self.ct.SPAN_LIMIT_S = 0.05
+        try:
+            with self.assertRaisesRegex(RuntimeError, "not reached within"):
+                self.rows(only="ones")
+        finally:
+            self.ct.SPAN_LIMIT_S = 120.0
+            self.fake.HANG = False
+
     def test_memory_ceilings_pick_and_check(self):
         lines = []
         self.ct.memory_ceilings(self.fake, 3, [1, 2], lines.append)

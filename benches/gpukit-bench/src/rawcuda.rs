@@ -279,8 +279,38 @@ impl Bracket {
             unsafe { b.launch(cfg) }.map_err(err)?;
         }
         let end = s.record_event(Some(TIMED)).map_err(err)?;
-        end.synchronize().map_err(err)?;
+        self.raw.wait_for(&end, SPAN_LIMIT)?;
         Ok(start.elapsed_ms(&end).map_err(err)? as f64)
+    }
+}
+
+/// How long a span's end may take before the harness gives up (every workload takes well under
+/// a second; a marker that never runs must not hang the benchmark).
+pub const SPAN_LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+impl RawCuda {
+    /// Waits until `event` has completed, polling, and fails after `limit` with an explanation.
+    pub fn wait_for(&self, event: &CudaEvent, limit: std::time::Duration) -> Result<()> {
+        self.ctx.bind_to_thread().map_err(err)?;
+        let t0 = std::time::Instant::now();
+        loop {
+            if event.try_is_complete().map_err(err)? {
+                return Ok(());
+            }
+            let waited = t0.elapsed();
+            if waited > limit {
+                return Err(Error::Cuda(format!(
+                    "the end of a timed span was not reached within {} s: the end marker on the \
+                     library's stream never ran, or the harness's stream never saw its flag",
+                    limit.as_secs()
+                )));
+            }
+            if waited < std::time::Duration::from_millis(1) {
+                std::hint::spin_loop();
+            } else {
+                std::thread::sleep(std::time::Duration::from_micros(50));
+            }
+        }
     }
 }
 
