@@ -381,6 +381,8 @@ def ceiling_text(results: dict) -> list[str]:
         err = f"error against a host reference in higher precision: normwise {fmt_err(e_fro)}"
         if e_max is not None:
             err += f", max {fmt_err(e_max)} of the largest element"
+        if c.get(f"gemm_{dt}_check_ok") == "no":
+            err += ", CHECK FAILED"
         gemm.append(f"{fmt(rate)} TFLOP/s {dt} ({err})")
     if gemm:
         out.append("cuBLAS GEMM 8192²: " + "; ".join(gemm) + ".")

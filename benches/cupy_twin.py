@@ -809,8 +809,10 @@ def gemm_ceilings(cp, reps: int) -> dict:
         err = gemm_error(z[ridx].get(), ref)
         del xh, yh, ref
         limit = 1e-2 if dt == cp.float32 else 1e-12
-        if not err["err_fro"] < limit:
-            raise SystemExit(f"GEMM ceiling: normwise error {err['err_fro']:.3e} too large for {name}")
+        ok = err["err_fro"] < limit
+        if not ok:
+            print(f"GEMM ceiling: normwise error {err['err_fro']:.3e} too large for {name}", file=sys.stderr)
+        out[f"gemm_{name}_check_ok"] = "yes" if ok else "no"
         s = per_call_ms(cp, lambda: cp.matmul(x, y, out=z), max(3, reps // 2))
         ms = sorted(s)[len(s) // 2]
         out[f"gemm_tflops_{name}"] = 2 * n ** 3 / (ms * 1e-3) / 1e12
@@ -864,7 +866,8 @@ def main(argv=None) -> int:
         c = gemm_ceilings(cp, args.reps)
         c.update(link_ceilings(cp))
         print(json.dumps({"side": "ceilings", **c}), flush=True)
-        print("ceilings: " + ", ".join(f"{k} {v:.4g}" for k, v in c.items()), file=sys.stderr)
+        print("ceilings: " + ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in c.items()),
+              file=sys.stderr)
         return 0
 
     run_all(args.warmup, args.reps, args.only, emit)

@@ -193,6 +193,9 @@ class Collect(unittest.TestCase):
         self.assertIn("normwise 3.20e-07, max 1.23e-06", text)
         self.assertIn("normwise 0, max 4.40e-16", text)
         self.assertEqual(benchlib.round_ceiling("gemm_float64_err_fro", math.inf), "inf")
+        self.assertNotIn("CHECK FAILED", text)
+        res["ceilings"]["gemm_float64_check_ok"] = "no"
+        self.assertIn("max 4.40e-16 of the largest element, CHECK FAILED", " ".join(benchlib.ceiling_text(res)))
 
     def test_targets(self):
         t = benchlib.targets(self.collect())

@@ -64,12 +64,34 @@ class Rule(unittest.TestCase):
         self.assertEqual((m, x), (134217727.5, 268435455.0))
         self.assertEqual(s, float((1 << 28) * ((1 << 28) - 1) // 2))
 
+    def test_driver_lookup_does_not_fail_without_a_driver(self):
+        f = ct._driver_wait_value32()
+        self.assertTrue(f is None or callable(f))
+
     def test_grids(self):
         self.assertEqual(ct.check_blocks(1 << 28, 132), 132 * 8)
         self.assertEqual(ct.check_blocks(1, 132), 1)
         self.assertEqual(ct.shape_blocks(1, 256, 0, 1 << 26, 132), (1 << 26) // 256)
         self.assertEqual(ct.shape_blocks(4, 256, 8, 1 << 26, 132), 132 * 8)
         self.assertTrue(all(u in (1, 2, 4, 8) for u, _, _ in ct.SHAPES))
+
+
+@unittest.skipUnless(HAVE_NUMPY, "numpy is not installed: the host comparison needs it")
+class HostCompare(unittest.TestCase):
+    def test_every_element(self):
+        import numpy as np
+        ref = np.arange(10, dtype=np.float64)
+        self.assertTrue(ct.outcome_ok(ct.host_compare(ref.copy(), ref, 0.0)))
+        out = ref.copy()
+        out[3] = np.nan
+        out[7] += 1e-9
+        o = ct.host_compare(out, ref, 0.0)
+        self.assertEqual((o["mismatches"], o["first_bad"], o["max_rel_err"]), (2, 3, math.inf))
+        o = ct.host_compare(out, ref, 1e-6)
+        self.assertEqual((o["mismatches"], o["first_bad"]), (1, 3), "the NaN fails at any tolerance")
+        self.assertFalse(ct.outcome_ok(ct.host_compare(ref[:5], ref, 0.0)))
+        self.assertFalse(ct.outcome_ok(ct.host_compare(np.full(10, -1, dtype=np.int32),
+                                                       np.zeros(10, dtype=np.int32), 0.0)))
 
 
 @unittest.skipUnless(HAVE_NUMPY, "numpy is not installed: the fake-CuPy tests need it")
@@ -203,6 +225,7 @@ class UnderFakeCupy(unittest.TestCase):
         self.assertGreaterEqual(c["gemm_float64_err_fro"], 0.0)
         self.assertLess(c["gemm_float64_err_fro"], 1e-13)
         self.assertIn("gemm_float64_err_max", c)
+        self.assertEqual((c["gemm_float32_check_ok"], c["gemm_float64_check_ok"]), ("yes", "yes"))
         self.assertNotEqual(benchlib.fmt_err(c["gemm_float32_err_fro"]), "0")
 
     def test_main_prints_json_lines(self):
@@ -215,6 +238,15 @@ class UnderFakeCupy(unittest.TestCase):
         self.assertEqual(r["name"], "arange (float64, 2^28)")
         with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit):
             self.ct.main(["--ceilings", "--sizes-gib", "0"])
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
+            self.assertEqual(self.ct.main(["--ceilings", "--sizes-gib", "1", "--reps", "3"]), 0)
+        lines = [json.loads(x) for x in buf.getvalue().splitlines()]
+        self.assertEqual([x["side"] for x in lines], ["ceiling"] * 6 + ["ceilings"])
+        self.assertIn("h2d_pinned_gbps", lines[-1])
+        res = benchlib.collect(lines, {"device": "NVIDIA H200"}, {})
+        self.assertTrue(all(res["memory_ceilings"].values()))
+        self.assertEqual(res["hbm_spec"]["gbps"], 4800.0)
 
     def test_rows_merge_with_benchlib(self):
         rows = self.rows()
