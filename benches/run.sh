@@ -2,7 +2,8 @@
 # The benchmarks on the device machine, both sides in one call:
 #
 #   bash benches/run.sh          (after `bash tests/gpu/run.sh 1 N` unpacked the staged binary)
-#   GPUKIT_BENCH=path/to/gpukit-bench bash benches/run.sh        (a release binary carried otherwise)
+#   GPUKIT_BENCH=path/to/gpukit-bench BENCH_COMMIT=<sha> bash benches/run.sh
+#                                (a release binary carried otherwise; the commit for results.json)
 #
 # Variables: BENCH_ROUNDS (3), BENCH_REPS (10), BENCH_BUDGET_S (400: no new round past it),
 # BENCH_CEILING_GIB (1,2,4: buffer sizes of the memory ceilings), GPU_PYTHON (python3).
@@ -52,8 +53,13 @@ echo "== ceilings: cupy" | tee -a "$LOG"
 # The results first (the diagnostics below are the part a short call may cut).
 "$PY" -c "import sys; sys.path.insert(0, '$ROOT/tests/gpu'); import devrun, json; print(json.dumps(devrun.device_facts()))" >"$OUT/facts.json"
 PLAN=$STAGE/parts/plan.json; [[ -f $PLAN ]] || PLAN=$ROOT/.stage/call1/plan.json
+if [[ ! -f $PLAN && -n ${BENCH_COMMIT:-} ]]; then
+  # a run without the staged pipeline: the commit comes from the caller
+  PLAN=$OUT/plan.json
+  printf '{"commit": "%s", "dirty": %s}\n' "$BENCH_COMMIT" "${BENCH_DIRTY:-false}" >"$PLAN"
+fi
 "$PY" "$ROOT/benches/benchlib.py" collect "$RAW" --plan "$PLAN" --facts "$OUT/facts.json" >"$OUT/bench-results.json" 2> >(tee -a "$LOG" >&2)
-rm -f "$OUT/facts.json"
+rm -f "$OUT/facts.json" "$OUT/plan.json"
 echo "bench: results in bench-results.json after $(( $(date +%s) - t0 )) s" | tee -a "$LOG"
 # Diagnostics that explain the floors the rows meet: what one launch costs through gpukit, raw
 # cudarc and the bare driver call; how fast this host copies memory and touches new pages (what
