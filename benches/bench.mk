@@ -4,7 +4,8 @@
 #   make bench-record BENCH=<dir>    GPU rows from a device run of benches/run.sh (that call's files_at)
 #                                    -> docs/bench/results.json, raw.jsonl
 #   make bench-readme                regenerate docs/bench/README.md from the two JSON files
-#   make bench-selftest              unit tests of benches/benchlib.py
+#   make bench-selftest              unit tests of benches/benchlib.py and cupy_twin.py (the latter's
+#                                    fake-CuPy part needs numpy: BENCH_PY=a python with numpy)
 # The device side is staged by `make gpu-stage` (gpukit-bench travels in call 1) and runs as
 # `bash benches/run.sh` in that call (see benches/README.md).
 
@@ -30,3 +31,4 @@ bench-readme:
 
 bench-selftest:
 	$(BENCH_PY) benches/test_benchlib.py
+	$(BENCH_PY) benches/test_cupy_twin.py

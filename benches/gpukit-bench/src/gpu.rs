@@ -1,54 +1,131 @@
 //! The GPU workloads. Each one mirrors a function of benches/cupy_twin.py with the same name,
-//! the same inputs and the same check values, so that benches/collect.py can check both sides
-//! against each other before it trusts their times.
+//! the same inputs, the same span and wall definitions ([`crate::timing`]) and the same full
+//! check: every timed call's output is compared, element by element, with a reference computed
+//! on the host here (not by gpukit), after the output (or the memory pool block the result will
+//! reuse) was poisoned.
 
 use crate::json::Json;
 use crate::kernels::{blur3, blur3_unchecked, fizzbuzz};
-use crate::timing::{measure, measure_with, per_launch, Sample};
+use crate::timing::{floor, measure, per_launch, Measured, Timer};
+use crate::verify::{compare_host, CheckElem, Checker, Outcome, Verify};
 use gpukit::prelude::*;
+use rayon::prelude::*;
 
-/// 2^28 elements: 2 GiB of f64.
-pub const N: usize = 1 << 28;
-/// Lesson 5.0's array.
-pub const LESSON5_SHAPE: (usize, usize, usize) = (1000, 500, 500);
-/// Lesson 2.2's FizzBuzz length.
-pub const FIZZBUZZ_N: usize = 50_000_000;
-/// Lesson 3.0's image, height x width x channels.
-pub const BLUR_SHAPE: (usize, usize, usize) = (8192, 8192, 4);
-/// Launches per launch-overhead measurement.
-pub const LAUNCHES: usize = 20_000;
+/// Problem sizes (the full ones on the device; tiny ones for the CPU backend's dry run). Row
+/// names keep the full sizes' labels, as they must match CuPy's.
+#[derive(Debug, Clone, Copy)]
+pub struct Sizes {
+    /// Elements of the 1-d rows (2^28: 2 GiB of f64).
+    pub n: usize,
+    /// Lesson 5.0's array.
+    pub lesson5: (usize, usize, usize),
+    /// Lesson 2.2's FizzBuzz length.
+    pub fizzbuzz: usize,
+    /// Lesson 3.0's image, height x width x channels.
+    pub blur: (usize, usize, usize),
+    /// Launches per launch-overhead measurement.
+    pub launches: usize,
+}
+
+/// The sizes of the recorded benchmarks.
+pub const FULL: Sizes = Sizes {
+    n: 1 << 28,
+    lesson5: (1000, 500, 500),
+    fizzbuzz: 50_000_000,
+    blur: (8192, 8192, 4),
+    launches: 20_000,
+};
+
+/// Tiny sizes for the dry run on the CPU backend (checks the harness, times nothing useful).
+pub const DRY: Sizes = Sizes {
+    n: 1 << 14,
+    lesson5: (10, 20, 30),
+    fizzbuzz: 3000,
+    blur: (40, 24, 4),
+    launches: 20,
+};
 
 /// One result line.
 pub struct Row {
+    /// Workload name (the same on every side).
     pub name: &'static str,
-    pub samples: Vec<Sample>,
-    /// Values both sides must agree on (sums, sample elements, counts).
-    pub check: Vec<f64>,
-    /// Bytes the operation must move through device memory (reads + writes), 0 if not meaningful.
-    pub bytes: f64,
-    /// How the times are to be read: "op" (one operation) or "per_launch".
+    /// "op" (spans), "per_launch" (host time per call) or "floor" (the span of nothing).
     pub unit: &'static str,
+    /// Event spans, ms.
+    pub span_ms: Vec<f64>,
+    /// Host time per call, ms (per_launch rows).
+    pub host_ms: Vec<f64>,
+    /// Wall times, ms (per call for per_launch rows).
+    pub wall_ms: Vec<f64>,
+    /// Full checks of every timed output (None: nothing to check).
+    pub verify: Option<Verify>,
+    /// Summary values every side reports, compared across sides.
+    pub check: Vec<f64>,
+    /// Bytes the operation must move (each input read once, each output written once).
+    pub bytes: f64,
+    /// Memory access of those bytes: "rw", "w", "r" (device memory), "h2d", "d2h" (link), "".
+    pub access: &'static str,
+    /// How `span_ms` was timed.
+    pub span: &'static str,
+    /// Anything a reader of the row must know.
     pub note: &'static str,
 }
 
 impl Row {
+    /// A row of spans.
+    #[allow(clippy::too_many_arguments)]
+    fn op(
+        name: &'static str,
+        m: Measured,
+        span: &'static str,
+        check: Vec<f64>,
+        bytes: f64,
+        access: &'static str,
+        note: &'static str,
+    ) -> Row {
+        Row {
+            name,
+            unit: "op",
+            span_ms: m.span_ms,
+            host_ms: vec![],
+            wall_ms: m.wall_ms,
+            verify: Some(m.verify),
+            check,
+            bytes,
+            access,
+            span,
+            note,
+        }
+    }
+
+    /// The JSON line of this row for `side`.
     pub fn json(&self, side: &str) -> Json {
-        let gpu: Vec<Json> = self
-            .samples
-            .iter()
-            .map(|s| s.gpu_ms.map(Json::Num).unwrap_or(Json::Null))
-            .collect();
-        let wall: Vec<f64> = self.samples.iter().map(|s| s.wall_ms).collect();
         Json::Obj(vec![
             ("side", Json::Str(side.into())),
             ("name", Json::Str(self.name.into())),
-            ("gpu_ms", Json::Arr(gpu)),
-            ("wall_ms", Json::nums(&wall)),
+            ("unit", Json::Str(self.unit.into())),
+            ("span_ms", Json::nums(&self.span_ms)),
+            ("host_ms", Json::nums(&self.host_ms)),
+            ("wall_ms", Json::nums(&self.wall_ms)),
+            (
+                "verify",
+                self.verify.as_ref().map_or(Json::Null, Verify::json),
+            ),
             ("check", Json::nums(&self.check)),
             ("bytes", Json::Num(self.bytes)),
-            ("unit", Json::Str(self.unit.into())),
+            ("access", Json::Str(self.access.into())),
+            ("span", Json::Str(self.span.into())),
             ("note", Json::Str(self.note.into())),
         ])
+    }
+
+    /// The row's headline time: median span, or host time per call.
+    pub fn headline_ms(&self) -> f64 {
+        crate::timing::median(if self.unit == "per_launch" {
+            &self.host_ms
+        } else {
+            &self.span_ms
+        })
     }
 }
 
@@ -75,10 +152,88 @@ pub fn pattern_f32(n: usize) -> Result<Array<f32>> {
     &f / 251.0f32
 }
 
+/// Element `i` of [`pattern_f32`], computed on the host.
+pub fn pattern_f32_at(i: usize) -> f32 {
+    (i % 251) as f32 / 251.0f32
+}
+
+/// A host vector `f(0), f(1), ...` (filled in parallel).
+pub fn host_vec<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
+    (0..n).into_par_iter().map(f).collect()
+}
+
+/// Host reference of lesson 2.2: 0 plain, 1 fizz, 2 buzz, 3 fizzbuzz for 1..=n.
+pub fn fizzbuzz_ref(n: usize) -> Vec<i32> {
+    host_vec(n, |i| {
+        let k = i + 1;
+        if k % 15 == 0 {
+            3
+        } else if k % 5 == 0 {
+            2
+        } else if k % 3 == 0 {
+            1
+        } else {
+            0
+        }
+    })
+}
+
+/// Host reference of lesson 3.0's blur of `img` (h x w x c, C order), in the kernel's order of
+/// f32 additions, edges clamped.
+pub fn blur_ref(img: &[f32], (h, w, c): (usize, usize, usize)) -> Vec<f32> {
+    let mut out = vec![0f32; h * w * c];
+    out.par_chunks_mut(w * c).enumerate().for_each(|(y, row)| {
+        for x in 0..w {
+            for ch in 0..c {
+                let mut acc = 0.0f32;
+                for dy in 0..3 {
+                    for dx in 0..3 {
+                        let yy = (y + dy).clamp(1, h) - 1;
+                        let xx = (x + dx).clamp(1, w) - 1;
+                        acc += img[(yy * w + xx) * c + ch];
+                    }
+                }
+                row[x * c + ch] = acc / 9.0;
+            }
+        }
+    });
+    out
+}
+
+/// Exact references of sum, mean and max of `arange(start, start + n)` as f64 (the sum from
+/// integer arithmetic, then rounded once).
+pub fn reduction_refs(start: u64, n: u64) -> [f64; 3] {
+    let (s, n128) = (start as u128, n as u128);
+    let sum = n128 * (2 * s + n128 - 1) / 2; // exact: n(2s + n - 1) is even
+    let mean = (2 * s + n128 - 1) as f64 / 2.0; // half-integer, exact below 2^52
+    [sum as f64, mean, (s + n128 - 1) as f64]
+}
+
+/// Allocates `count` arrays of `len` elements filled with `value`, then frees them: the blocks
+/// gpukit's memory pool hands to the next allocations of that size hold poison, not the last
+/// call's (correct) result.
+pub fn poison_pool<T: Element>(len: usize, value: T, count: usize) -> Result<()> {
+    let held: Vec<Array<T>> = (0..count)
+        .map(|_| Array::<T>::full(len, value))
+        .collect::<Result<_>>()?;
+    drop(held);
+    Ok(())
+}
+
+/// Result-sized blocks poisoned before each call that allocates its result: the block the last
+/// result freed and one more (the pool's choice among free blocks is not documented).
+pub const POOL_POISON: usize = 2;
+
+/// Run options.
 pub struct Opts {
+    /// Untimed calls before the timed ones.
     pub warmup: usize,
+    /// Timed calls per row (each timed by span and by wall clock).
     pub reps: usize,
+    /// Only rows whose name contains this.
     pub only: Option<String>,
+    /// Problem sizes.
+    pub sizes: Sizes,
 }
 
 impl Opts {
@@ -88,59 +243,75 @@ impl Opts {
     }
 }
 
-/// The row `name`: `&a * two` (a new array each time), checked once, then timed.
-fn times2_row<T: Numeric + Into<f64>>(
-    name: &'static str,
-    a: Array<T>,
-    two: T,
-    warmup: usize,
-    reps: usize,
-) -> Result<Row> {
-    let check = summary(&(&a * two)?)?;
-    let samples = measure(
-        warmup,
-        reps,
-        || Ok(()),
-        || {
-            let _b = (&a * two)?;
-            Ok(())
-        },
-    )?;
-    Ok(Row {
-        name,
-        samples,
-        check,
-        bytes: (a.nbytes() * 2) as f64,
-        unit: "op",
-        note: "",
-    })
-}
+const FULL_CHECK: &str =
+    "every element against a host reference (device checker kernel), output poisoned before each call";
+const HOST_CHECK: &str = "every element against the host data, on the host";
 
-/// Runs every GPU workload whose name contains `opts.only`, printing one JSON line per row.
-pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
-    let dev = Device::cuda(0)?;
+/// Runs every workload whose name contains `opts.only` on `dev` (a GPU, or the CPU backend for
+/// a dry run), emitting one row per workload.
+pub fn run_all(
+    opts: &Opts,
+    dev: Device,
+    t: &mut Timer,
+    checker: &Checker,
+    emit: &mut dyn FnMut(Row),
+) -> Result<()> {
     set_default_device(dev);
     let (w, r) = (opts.warmup, opts.reps);
+    let z = opts.sizes;
+    let n = z.n;
+    let span = t.how();
 
-    let name = "a * 2 (float64, 2^28)";
+    let name = "span floor: nothing between the events";
     if opts.wants(name) {
-        emit(times2_row(
+        let (span_ms, wall_ms) = floor(t, r)?;
+        emit(Row {
             name,
-            Array::<f64>::arange(0.0, N as f64)?,
-            2.0,
-            w,
-            r,
-        )?);
+            unit: "floor",
+            span_ms,
+            host_ms: vec![],
+            wall_ms,
+            verify: None,
+            check: vec![],
+            bytes: 0.0,
+            access: "",
+            span,
+            note: "the bracket's own cost: included in every span of this side",
+        });
     }
-    let name = "a * 2 (float32, 2^28)";
-    if opts.wants(name) {
-        emit(times2_row(name, pattern_f32(N)?, 2.0f32, w, r)?);
+
+    for (name, f32_) in [
+        ("a * 2 (float64, 2^28)", false),
+        ("a * 2 (float32, 2^28)", true),
+    ] {
+        if !opts.wants(name) {
+            continue;
+        }
+        let row = if f32_ {
+            let reference = host_vec(n, |i| pattern_f32_at(i) * 2.0);
+            times2_row(
+                t,
+                checker,
+                name,
+                pattern_f32(n)?,
+                2.0f32,
+                reference,
+                1e-6,
+                w,
+                r,
+            )?
+        } else {
+            let reference = host_vec(n, |i| i as f64 * 2.0);
+            let a = Array::<f64>::arange(0.0, n as f64)?;
+            times2_row(t, checker, name, a, 2.0, reference, 0.0, w, r)?
+        };
+        emit(row);
     }
 
     let name = "lesson 5.0: x *= 5; x *= x; x += x (float64, 1000x500x500)";
     if opts.wants(name) {
-        let (d0, d1, d2) = LESSON5_SHAPE;
-        let n = d0 * d1 * d2;
+        let (d0, d1, d2) = z.lesson5;
+        let len = d0 * d1 * d2;
         let lesson = |x: &mut Array<f64>| -> Result<()> {
             x.mul_in_place(5.0)?;
             // `x *= x` aliases in place in Python; Rust's borrows make the square a new array
@@ -151,129 +322,161 @@ pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
         let mut x = Array::<f64>::ones([d0, d1, d2])?;
         lesson(&mut x)?;
         let check = summary(&x)?;
-        let mut x = Array::<f64>::ones([d0, d1, d2])?;
-        let s = measure_with(
+        let expected = {
+            let v = 1.0f64 * 5.0; // the lesson on the host: 5, 25, 50
+            v * v + v * v
+        };
+        let m = measure(
+            t,
             w,
             r,
+            FULL_CHECK,
             &mut x,
             |x| {
+                // free the last result first, then poison every free block of this size (the
+                // last result's, and the two the square and the sum freed), so the square and
+                // the sum get NaN blocks, never one holding a correct 50
+                *x = Array::<f64>::zeros(1)?;
+                poison_pool(len, f64::NAN, 3)?;
                 *x = Array::<f64>::ones([d0, d1, d2])?;
                 Ok(())
             },
             |x| lesson(x),
+            |x, ()| checker.compare_const(x, expected),
         )?;
-        emit(Row {
+        emit(Row::op(
             name,
-            samples: s,
+            m,
+            span,
             check,
-            bytes: (3 * n * 8 * 2) as f64,
-            unit: "op",
-            note: "x *= x and x += x allocate a new array in Rust (no aliasing in place)",
-        });
+            (3 * len * 8 * 2) as f64,
+            "rw",
+            "x *= x and x += x allocate a new array in Rust (no aliasing in place)",
+        ));
     }
 
     let name = "ones (float64, 2 GiB)";
     if opts.wants(name) {
-        let check = summary(&Array::<f64>::ones(N)?)?;
-        let s = measure(
+        let check = summary(&Array::<f64>::ones(n)?)?;
+        let m = measure(
+            t,
             w,
             r,
-            || Ok(()),
-            || {
-                let _a = Array::<f64>::ones(N)?;
-                Ok(())
-            },
+            FULL_CHECK,
+            &mut (),
+            |_| poison_pool(n, f64::NAN, POOL_POISON),
+            |_| Array::<f64>::ones(n),
+            |_, a| checker.compare_const(&a, 1.0),
         )?;
-        emit(Row {
-            name,
-            samples: s,
-            check,
-            bytes: (N * 8) as f64,
-            unit: "op",
-            note: "",
-        });
+        emit(Row::op(name, m, span, check, (n * 8) as f64, "w", ""));
     }
 
     let name = "arange (float64, 2^28)";
     if opts.wants(name) {
-        let check = summary(&Array::<f64>::arange(0.0, N as f64)?)?;
-        let s = measure(
+        let check = summary(&Array::<f64>::arange(0.0, n as f64)?)?;
+        let reference = Array::from_slice_on(&host_vec(n, |i| i as f64), &dev)?;
+        let m = measure(
+            t,
             w,
             r,
-            || Ok(()),
-            || {
-                let _a = Array::<f64>::arange(0.0, N as f64)?;
-                Ok(())
-            },
+            FULL_CHECK,
+            &mut (),
+            |_| poison_pool(n, f64::NAN, POOL_POISON),
+            |_| Array::<f64>::arange(0.0, n as f64),
+            |_, a| checker.compare(&a, &reference, 0.0),
         )?;
-        emit(Row {
-            name,
-            samples: s,
-            check,
-            bytes: (N * 8) as f64,
-            unit: "op",
-            note: "",
-        });
+        emit(Row::op(name, m, span, check, (n * 8) as f64, "w", ""));
     }
 
     let name = "linspace (float64, 2^28)";
     if opts.wants(name) {
-        let check = summary(&Array::<f64>::linspace(0.0, 1.0, N)?)?;
-        let s = measure(
+        let check = summary(&Array::<f64>::linspace(0.0, 1.0, n)?)?;
+        let last = (n - 1) as f64;
+        let reference = Array::from_slice_on(&host_vec(n, |i| i as f64 / last), &dev)?;
+        let m = measure(
+            t,
             w,
             r,
-            || Ok(()),
-            || {
-                let _a = Array::<f64>::linspace(0.0, 1.0, N)?;
-                Ok(())
-            },
+            FULL_CHECK,
+            &mut (),
+            |_| poison_pool(n, f64::NAN, POOL_POISON),
+            |_| Array::<f64>::linspace(0.0, 1.0, n),
+            |_, a| checker.compare(&a, &reference, 1e-12),
         )?;
-        emit(Row {
+        emit(Row::op(
             name,
-            samples: s,
+            m,
+            span,
             check,
-            bytes: (N * 8) as f64,
-            unit: "op",
-            note: "",
-        });
+            (n * 8) as f64,
+            "w",
+            "checked to 1e-12 relative (start + i * step and i / (n - 1) differ in the last bits)",
+        ));
     }
 
-    if opts.wants("(float64, 2^28)") {
-        let a = Array::<f64>::arange(0.0, N as f64)?;
-        for &name in &[
-            "sum (float64, 2^28)",
-            "mean (float64, 2^28)",
-            "max (float64, 2^28)",
+    const REDUCTIONS: [&str; 3] = [
+        "sum (float64, 2^28)",
+        "mean (float64, 2^28)",
+        "max (float64, 2^28)",
+    ];
+    if REDUCTIONS.iter().any(|x| opts.wants(x)) {
+        // two inputs in turns, so a result left over from the previous call is wrong
+        let inputs = [
+            Array::<f64>::arange(0.0, n as f64)?,
+            Array::<f64>::arange(1.0, (n + 1) as f64)?,
+        ];
+        let refs = [reduction_refs(0, n as u64), reduction_refs(1, n as u64)];
+        // sums of 2^28 values pass 2^53 and round (a tree reduction: ~1e-13 relative); the two
+        // inputs' results differ by 2/n = 7.5e-9 relative, so 1e-10 still tells them apart
+        for (k, name, tol) in [
+            (0, REDUCTIONS[0], 1e-10),
+            (1, REDUCTIONS[1], 1e-10),
+            (2, REDUCTIONS[2], 0.0),
         ] {
             if !opts.wants(name) {
                 continue;
             }
             let f = |a: &Array<f64>| -> Result<f64> {
-                match name.split(' ').next() {
-                    Some("sum") => a.sum(),
-                    Some("mean") => a.mean(),
+                match k {
+                    0 => a.sum(),
+                    1 => a.mean(),
                     _ => a.max(),
                 }
             };
-            let check = vec![f(&a)?];
-            let s = measure(w, r, || Ok(()), || f(&a).map(|_| ()))?;
-            emit(Row {
+            let check = vec![f(&inputs[0])?];
+            let mut turn = 0usize;
+            let m = measure(
+                t,
+                w,
+                r,
+                "the value against the exact one (integer arithmetic on the host); inputs alternate",
+                &mut turn,
+                |turn| {
+                    *turn += 1;
+                    Ok(())
+                },
+                |turn| f(&inputs[*turn % 2]),
+                |turn, v| Ok(Outcome::scalar(v, refs[*turn % 2][k], tol)),
+            )?;
+            emit(Row::op(
                 name,
-                samples: s,
+                m,
+                span,
                 check,
-                bytes: (N * 8) as f64,
-                unit: "op",
-                note: "",
-            });
+                (n * 8) as f64,
+                "r",
+                "the value is returned to the host on both sides",
+            ));
         }
     }
 
     let name = "fizzbuzz kernel (lesson 2.2, 50M int32)";
     if opts.wants(name) {
-        let n = FIZZBUZZ_N;
+        let len = z.fizzbuzz;
         let threads = 256usize;
-        let blocks = n.div_ceil(threads);
-        let mut out = Array::<i32>::full(n, -1)?;
+        let blocks = len.div_ceil(threads);
+        let reference = Array::from_slice_on(&fizzbuzz_ref(len), &dev)?;
+        let mut out = Array::<i32>::full(len, -1)?;
         launch!(fizzbuzz[blocks, threads](&mut out))?;
         let v = out.to_vec()?;
         let mut counts = [0f64; 5];
@@ -281,24 +484,25 @@ pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
             counts[if (0..4).contains(&x) { x as usize } else { 4 }] += 1.0;
         }
         let check = counts.to_vec(); // [plain, fizz, buzz, fizzbuzz, unwritten]
-        let s = measure_with(
+        let m = measure(
+            t,
             w,
             r,
+            FULL_CHECK,
             &mut out,
-            |out| {
-                *out = Array::<i32>::full(n, -1)?;
-                Ok(())
-            },
+            |out| out.fill(-1),
             |out| launch!(fizzbuzz[blocks, threads](out)),
+            |out, ()| checker.compare(out, &reference, 0.0),
         )?;
-        emit(Row {
+        emit(Row::op(
             name,
-            samples: s,
+            m,
+            span,
             check,
-            bytes: (n * 4) as f64,
-            unit: "op",
-            note: "#[kernel]",
-        });
+            (len * 4) as f64,
+            "w",
+            "#[kernel]",
+        ));
     }
 
     type Blur = fn(&Array<f32>, &mut Array<f32>, (usize, usize)) -> Result<()>;
@@ -314,62 +518,96 @@ pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
             |img, out, blocks| launch!(blur3_unchecked[blocks, (16usize, 16usize)](img, out)),
         ),
     ];
+    let mut blur_reference: Option<Array<f32>> = None;
     for (name, note, blur) in blurs {
         if !opts.wants(name) {
             continue;
         }
-        let (h, wd, c) = BLUR_SHAPE;
+        let (h, wd, c) = z.blur;
         let img = pattern_f32(h * wd * c)?.into_shape([h, wd, c])?;
+        if blur_reference.is_none() {
+            let host_img = host_vec(h * wd * c, pattern_f32_at);
+            blur_reference = Some(Array::from_slice_on(&blur_ref(&host_img, z.blur), &dev)?);
+        }
+        let reference = blur_reference.as_ref().expect("made above");
         let blocks = (wd.div_ceil(16), h.div_ceil(16));
         let mut out = Array::<f32>::full([h, wd, c], f32::NAN)?;
         blur(&img, &mut out, blocks)?;
         let check = summary(&out)?;
-        let s = measure_with(
+        let m = measure(
+            t,
             w,
             r,
+            FULL_CHECK,
             &mut out,
-            |out| {
-                *out = Array::<f32>::full([h, wd, c], f32::NAN)?;
-                Ok(())
-            },
+            |out| out.fill(f32::NAN),
             |out| blur(&img, out, blocks),
+            |out, ()| checker.compare(out, reference, 1e-6),
         )?;
-        emit(Row {
+        emit(Row::op(
             name,
-            samples: s,
+            m,
+            span,
             check,
-            bytes: (h * wd * c * 4 * 2) as f64,
-            unit: "op",
+            (h * wd * c * 4 * 2) as f64,
+            "rw",
             note,
-        });
+        ));
     }
+    drop(blur_reference);
 
     let name = "launch overhead: empty kernel";
-    if opts.wants(name) {
+    if opts.wants(name) && dev.is_cuda() {
         let module = Module::from_cuda("extern \"C\" __global__ void empty_kernel() {}")?;
         let k = module.kernel("empty_kernel")?;
         launch!(k[1, 1]())?;
         synchronize()?;
-        let samples = per_launch(r, LAUNCHES, || launch!(k[1, 1]()), synchronize)?;
-        emit(Row { name, samples, check: vec![LAUNCHES as f64], bytes: 0.0, unit: "per_launch",
-                   note: "gpu_ms = host time per launch, wall_ms = per launch including the device draining the queue" });
+        let (host_ms, wall_ms) = per_launch(r, z.launches, || launch!(k[1, 1]()), synchronize)?;
+        emit(Row {
+            name,
+            unit: "per_launch",
+            span_ms: vec![],
+            host_ms,
+            wall_ms,
+            verify: None,
+            check: vec![z.launches as f64],
+            bytes: 0.0,
+            access: "",
+            span: "",
+            note: "host_ms = host time per launch, wall_ms = per launch including the device draining the queue",
+        });
     }
 
     let name = "launch overhead: tiny a * 2 (1 element float32)";
     if opts.wants(name) {
         let a = Array::<f32>::full(1, 1.5)?;
         let check = summary(&(&a * 2.0f32)?)?;
-        let samples = per_launch(
+        let (host_ms, wall_ms) = per_launch(
             r,
-            LAUNCHES,
+            z.launches,
             || {
                 let _b = (&a * 2.0f32)?;
                 Ok(())
             },
             synchronize,
         )?;
-        emit(Row { name, samples, check, bytes: 0.0, unit: "per_launch",
-                   note: "gpu_ms = host time per operation, wall_ms = per operation including the device draining the queue" });
+        let mut verify = Verify::new("one more call after the timing, its pool block poisoned");
+        poison_pool(1, f32::NAN, 1)?;
+        let b = (&a * 2.0f32)?;
+        verify.push(Outcome::scalar(b.item()? as f64, 3.0, 0.0));
+        emit(Row {
+            name,
+            unit: "per_launch",
+            span_ms: vec![],
+            host_ms,
+            wall_ms,
+            verify: Some(verify),
+            check,
+            bytes: 0.0,
+            access: "",
+            span: "",
+            note: "host_ms = host time per operation, wall_ms = per operation including the device draining the queue",
+        });
     }
 
     const TRANSFERS: [&str; 4] = [
@@ -378,89 +616,155 @@ pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
         "to_device 2 GiB (pinned host memory)",
         "to_host 2 GiB (pinned host memory)",
     ];
-    if TRANSFERS.iter().any(|n| opts.wants(n)) {
-        let host: Vec<f64> = (0..N).map(|i| (i % 1000) as f64 * 0.5).collect();
-        let name = TRANSFERS[0];
-        if opts.wants(name) {
-            let check = summary(&Array::from_slice_on(&host, &dev)?)?;
-            let s = measure(
-                1,
-                r.min(3),
-                || Ok(()),
-                || {
-                    let _a = Array::from_slice_on(&host, &dev)?;
-                    Ok(())
-                },
-            )?;
-            emit(Row {
-                name,
-                samples: s,
-                check,
-                bytes: (N * 8) as f64,
-                unit: "op",
-                note: "",
-            });
-        }
-        let name = TRANSFERS[1];
-        if opts.wants(name) {
-            let a = Array::from_slice_on(&host, &dev)?;
-            let check = summary(&a)?;
-            let s = measure(
-                1,
-                r.min(3),
-                || Ok(()),
-                || {
-                    let _v = a.to_vec()?;
-                    Ok(())
-                },
-            )?;
-            emit(Row {
-                name,
-                samples: s,
-                check,
-                bytes: (N * 8) as f64,
-                unit: "op",
-                note: "",
-            });
-        }
-        let name = TRANSFERS[2];
-        if opts.wants(name) {
-            let pinned = PinnedBuffer::from_slice_on(&host, &dev)?;
-            let check = summary(&Array::from_pinned_on(&pinned, N, &dev)?)?;
-            let s = measure(
-                1,
-                r.min(3),
-                || Ok(()),
-                || {
-                    let _a = Array::from_pinned_on(&pinned, N, &dev)?;
-                    Ok(())
-                },
-            )?;
-            emit(Row {
-                name,
-                samples: s,
-                check,
-                bytes: (N * 8) as f64,
-                unit: "op",
-                note: "PinnedBuffer -> new device array (Array::from_pinned_on)",
-            });
-        }
-        let name = TRANSFERS[3];
-        if opts.wants(name) {
-            let a = Array::from_slice_on(&host, &dev)?;
-            let mut pinned = PinnedBuffer::<f64>::zeros_on(N, &dev)?;
-            a.copy_to_pinned(&mut pinned)?;
-            let check = vec![pinned.iter().sum(), pinned[0], pinned[N / 2], pinned[N - 1]];
-            let s = measure(1, r.min(3), || Ok(()), || a.copy_to_pinned(&mut pinned))?;
-            emit(Row {
-                name,
-                samples: s,
-                check,
-                bytes: (N * 8) as f64,
-                unit: "op",
-                note: "device array -> existing PinnedBuffer (copy_to_pinned)",
-            });
-        }
+    if TRANSFERS.iter().any(|x| opts.wants(x)) {
+        transfers(opts, dev, t, &TRANSFERS, emit)?;
+    }
+    Ok(())
+}
+
+/// The row `name`: `&a * two` (a new array each call) against `reference` (host-computed).
+#[allow(clippy::too_many_arguments)]
+fn times2_row<T: CheckElem + Numeric + Float>(
+    t: &mut Timer,
+    checker: &Checker,
+    name: &'static str,
+    a: Array<T>,
+    two: T,
+    reference: Vec<T>,
+    tol: f64,
+    warmup: usize,
+    reps: usize,
+) -> Result<Row> {
+    let len = a.size();
+    let check = summary(&(&a * two)?)?;
+    let reference = Array::from_slice_on(&reference, &a.device())?;
+    let span = t.how();
+    let m = measure(
+        t,
+        warmup,
+        reps,
+        FULL_CHECK,
+        &mut (),
+        |_| poison_pool(len, T::from_f64(f64::NAN), POOL_POISON),
+        |_| &a * two,
+        |_, b| checker.compare(&b, &reference, tol),
+    )?;
+    Ok(Row::op(
+        name,
+        m,
+        span,
+        check,
+        (a.nbytes() * 2) as f64,
+        "rw",
+        "",
+    ))
+}
+
+/// The four 2 GiB transfers: results compared in full with the host data (device results
+/// copied back to the host for that, outside the timing).
+fn transfers(
+    opts: &Opts,
+    dev: Device,
+    t: &mut Timer,
+    names: &[&'static str; 4],
+    emit: &mut dyn FnMut(Row),
+) -> Result<()> {
+    let n = opts.sizes.n;
+    let (w, r) = (1, opts.reps.min(3));
+    let span = t.how();
+    let host: Vec<f64> = host_vec(n, |i| (i % 1000) as f64 * 0.5);
+    let bytes = (n * 8) as f64;
+    let name = names[0];
+    if opts.wants(name) {
+        let check = summary(&Array::from_slice_on(&host, &dev)?)?;
+        let m = measure(
+            t,
+            w,
+            r,
+            HOST_CHECK,
+            &mut (),
+            |_| poison_pool(n, f64::NAN, POOL_POISON),
+            |_| Array::from_slice_on(&host, &dev),
+            |_, a| Ok(compare_host(&a.to_vec()?, &host, 0.0)),
+        )?;
+        emit(Row::op(name, m, span, check, bytes, "h2d", ""));
+    }
+    let name = names[1];
+    if opts.wants(name) {
+        let a = Array::from_slice_on(&host, &dev)?;
+        let check = summary(&a)?;
+        let m = measure(
+            t,
+            w,
+            r,
+            HOST_CHECK,
+            &mut (),
+            |_| Ok(()),
+            |_| a.to_vec(),
+            |_, v| Ok(compare_host(&v, &host, 0.0)),
+        )?;
+        emit(Row::op(
+            name,
+            m,
+            span,
+            check,
+            bytes,
+            "d2h",
+            "into a new Vec",
+        ));
+    }
+    let name = names[2];
+    if opts.wants(name) {
+        let pinned = PinnedBuffer::from_slice_on(&host, &dev)?;
+        let check = summary(&Array::from_pinned_on(&pinned, n, &dev)?)?;
+        let m = measure(
+            t,
+            w,
+            r,
+            HOST_CHECK,
+            &mut (),
+            |_| poison_pool(n, f64::NAN, POOL_POISON),
+            |_| Array::from_pinned_on(&pinned, n, &dev),
+            |_, a| Ok(compare_host(&a.to_vec()?, &host, 0.0)),
+        )?;
+        emit(Row::op(
+            name,
+            m,
+            span,
+            check,
+            bytes,
+            "h2d",
+            "PinnedBuffer -> new device array (Array::from_pinned_on)",
+        ));
+    }
+    let name = names[3];
+    if opts.wants(name) {
+        let a = Array::from_slice_on(&host, &dev)?;
+        let mut pinned = PinnedBuffer::<f64>::zeros_on(n, &dev)?;
+        a.copy_to_pinned(&mut pinned)?;
+        let check = vec![pinned.iter().sum(), pinned[0], pinned[n / 2], pinned[n - 1]];
+        let m = measure(
+            t,
+            w,
+            r,
+            HOST_CHECK,
+            &mut pinned,
+            |p| {
+                p.as_mut_slice().par_iter_mut().for_each(|x| *x = f64::NAN);
+                Ok(())
+            },
+            |p| a.copy_to_pinned(p),
+            |p, ()| Ok(compare_host(p.as_slice(), &host, 0.0)),
+        )?;
+        emit(Row::op(
+            name,
+            m,
+            span,
+            check,
+            bytes,
+            "d2h",
+            "device array -> existing PinnedBuffer (copy_to_pinned), poisoned with NaN before each call",
+        ));
     }
     Ok(())
 }
@@ -468,9 +772,10 @@ pub fn run_all(opts: &Opts, emit: &mut dyn FnMut(Row)) -> Result<()> {
 /// `gpukit-bench diag`: where the host time of a tiny operation goes (no JSON, no CuPy twin).
 /// Each line is the median host time per call over batches of [`DIAG_BATCH`] calls with the
 /// device synchronised between batches (outside the timed region, so the launch queue never
-/// fills), then the back-to-back rate over [`LAUNCHES`] calls and one synchronisation.
+/// fills), then the back-to-back rate over [`FULL`]`.launches` calls and one synchronisation.
 pub fn diag(batches: usize) -> Result<()> {
     set_default_device(Device::cuda(0)?);
+    let launches = FULL.launches;
     let module = Module::from_cuda("extern \"C\" __global__ void empty_kernel() {}")?;
     let k = module.kernel("empty_kernel")?;
     let mut a = Array::<f32>::full(1, 1.5)?;
@@ -490,12 +795,12 @@ pub fn diag(batches: usize) -> Result<()> {
             synchronize()?;
         }
         let t0 = std::time::Instant::now();
-        for _ in 0..LAUNCHES {
+        for _ in 0..launches {
             f()?;
         }
-        let host = t0.elapsed().as_secs_f64() * 1e6 / LAUNCHES as f64;
+        let host = t0.elapsed().as_secs_f64() * 1e6 / launches as f64;
         synchronize()?;
-        let all = t0.elapsed().as_secs_f64() * 1e6 / LAUNCHES as f64;
+        let all = t0.elapsed().as_secs_f64() * 1e6 / launches as f64;
         println!(
             "{label:<52} {:>7.2} us/call batched, {host:>7.2} back-to-back host, {all:>7.2} with drain",
             crate::timing::median(&v)
@@ -532,3 +837,102 @@ pub fn diag(batches: usize) -> Result<()> {
 
 /// Calls per timed batch of [`diag`].
 const DIAG_BATCH: usize = 256;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_references() {
+        assert_eq!(
+            fizzbuzz_ref(15),
+            vec![0, 0, 1, 0, 2, 1, 0, 0, 1, 2, 0, 1, 0, 0, 3]
+        );
+        assert_eq!(reduction_refs(0, 4), [6.0, 1.5, 3.0]);
+        assert_eq!(reduction_refs(1, 4), [10.0, 2.5, 4.0]);
+        let n = 1u64 << 28;
+        let [s, m, x] = reduction_refs(0, n);
+        assert_eq!(s, (n as f64) * ((n - 1) as f64) / 2.0);
+        assert_eq!((m, x), (134217727.5, 268435455.0));
+        assert_eq!(pattern_f32_at(252), 1.0 / 251.0);
+    }
+
+    #[test]
+    fn blur_reference_clamps_edges_and_averages() {
+        // 2x3 image, one channel: every output is the mean of its clamped 3x3 neighbourhood
+        let img = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0];
+        let out = blur_ref(&img, (2, 3, 1));
+        // corner (0,0): rows {0,0,1}, columns {0,0,1}
+        let corner = (1.0 + 1.0 + 2.0) * 2.0 + (4.0 + 4.0 + 5.0);
+        assert_eq!(out[0], corner / 9.0);
+        let mid = (1.0 + 2.0 + 3.0) * 2.0 + (4.0 + 5.0 + 6.0); // (0,1)
+        assert_eq!(out[1], mid / 9.0);
+        assert_eq!(out.len(), 6);
+    }
+
+    /// The whole GPU harness on the CPU backend at tiny sizes: every row's every check passes,
+    /// the rows have the fields benchlib.py reads, and nothing panics.
+    #[test]
+    fn dry_run_on_the_cpu_backend() {
+        let opts = Opts {
+            warmup: 1,
+            reps: 2,
+            only: None,
+            sizes: DRY,
+        };
+        let checker = Checker::for_device(&Device::cpu()).unwrap();
+        let mut rows = Vec::new();
+        run_all(
+            &opts,
+            Device::cpu(),
+            &mut Timer::host(),
+            &checker,
+            &mut |row| rows.push(row),
+        )
+        .unwrap();
+        let names: Vec<&str> = rows.iter().map(|r| r.name).collect();
+        assert_eq!(rows.len(), 18, "{names:?}"); // all but the raw-CUDA empty kernel
+        for row in &rows {
+            let j = row.json("gpukit").render();
+            assert!(j.contains("\"verify\":"), "{j}");
+            match row.unit {
+                "op" => {
+                    let v = row.verify.as_ref().unwrap();
+                    assert!(v.ok(), "{}: {:?}", row.name, v);
+                    assert_eq!(v.checked, 2 * row.span_ms.len(), "{}", row.name);
+                    assert_eq!(row.span_ms.len(), row.wall_ms.len());
+                    assert!(row.bytes > 0.0 && !row.access.is_empty(), "{}", row.name);
+                }
+                "per_launch" => assert!(row.verify.as_ref().unwrap().ok()),
+                "floor" => assert_eq!(row.span_ms.len(), 2),
+                u => panic!("unit {u}"),
+            }
+        }
+    }
+
+    /// A kernel that writes nothing cannot pass: the poisoned output fails its check.
+    #[test]
+    fn an_output_left_unwritten_fails() {
+        set_default_device(Device::cpu());
+        let checker = Checker::for_device(&Device::cpu()).unwrap();
+        let len = 3000;
+        let reference = Array::from_slice(&fizzbuzz_ref(len)).unwrap();
+        let mut out = Array::<i32>::full(len, -1).unwrap();
+        let m = measure(
+            &mut Timer::host(),
+            0,
+            2,
+            FULL_CHECK,
+            &mut out,
+            |o| o.fill(-1),
+            |_| Ok(()), // "launches" nothing
+            |o, ()| checker.compare(o, &reference, 0.0),
+        )
+        .unwrap();
+        assert_eq!((m.verify.checked, m.verify.failed), (4, 4));
+        assert_eq!(m.verify.worst.unwrap().mismatches, len as u64);
+        // and the real kernel passes the same check
+        launch!(fizzbuzz[len.div_ceil(256), 256usize](&mut out)).unwrap();
+        assert!(checker.compare(&out, &reference, 0.0).unwrap().ok());
+    }
+}
