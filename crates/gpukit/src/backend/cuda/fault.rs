@@ -263,10 +263,4 @@ mod tests {
         assert!(m.contains("Restart the kernel"));
         assert!(m.contains("CPU the default device"));
     }
-
-    #[test]
-    fn ordinary_errors_stay_cuda_errors() {
-        let e = driver_err("copying", DriverError(CUresult::CUDA_ERROR_INVALID_VALUE));
-        assert!(matches!(e, Error::Cuda(_)), "{e}");
-    }
 }
