@@ -130,6 +130,23 @@ def link_stage_root(plan: dict):
         log(f"note: could not link {host_root} -> {ROOT}: {e}")
 
 
+def provide_kernel_binary(plan: dict, stage: Path):
+    """Put the staged kernel binary where the kernel's integration tests look for it: cargo bakes
+    `CARGO_BIN_EXE_evcxr_gpu` (the build machine's target dir) into them at build time."""
+    built = stage / "root" / "bin" / "evcxr_gpu"
+    host_root = Path(plan.get("host_stage_root") or plan.get("stage_root") or str(ROOT))
+    target = Path(plan.get("host_target_dir") or host_root / "target")
+    dest = target / "release" / "evcxr_gpu"
+    if not built.exists() or dest.exists():
+        return
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.symlink_to(built)
+        log(f"linked {dest} -> {built} (for the kernel's integration tests)")
+    except OSError as e:
+        log(f"note: could not link {dest} -> {built}: {e}")
+
+
 # ---------------------------------------------------------------------------------------------
 # environment
 
@@ -542,6 +559,7 @@ def call(args) -> int:
         log(f"note: the plan has {plan['calls']} calls; this is call {k} of {n}")
         n = plan["calls"]
     link_stage_root(plan)
+    provide_kernel_binary(plan, stage)
     facts = device_facts()
     log(f"device: {facts}")
     env = base_env(stage)

@@ -218,7 +218,7 @@ budget=$(( 64 * 1024 * 1024 - tree - MARGIN_MIB * 1024 * 1024 ))
 commit=$(git rev-parse HEAD)
 dirty=0; [[ -n $(git status --porcelain --untracked-files=no) ]] && dirty=1
 cat >"$B/info.json" <<EOF
-{"bench": $has_bench, "rustc": "$(rustc -V)", "host_stage_root": "$ROOT", "device_stage_root": "$DEVICE_STAGE_ROOT"}
+{"bench": $has_bench, "rustc": "$(rustc -V)", "host_stage_root": "$ROOT", "host_target_dir": "$CARGO_TARGET_DIR", "device_stage_root": "$DEVICE_STAGE_ROOT"}
 EOF
 log "working tree $((tree / 1024)) KiB; budget per call $((budget / 1024 / 1024)) MiB"
 args=()
