@@ -334,3 +334,34 @@ fn failing_threads_stop_before_later_side_effects() {
         assert_eq!(x.to_vec().unwrap(), vec![1.0f32; 10]);
     }
 }
+
+#[kernel]
+fn two_loads(a: &[f32], b: &[f32], out: &mut [f32], i: usize, j: usize) {
+    if grid(1) == 0 {
+        out[0] = a[i] + b[j];
+    }
+}
+
+/// With both operands out of range, the left one is reported, as Rust evaluates it first (C++
+/// does not promise an order; the generated code sequences the two loads).
+#[test]
+fn the_left_of_two_bad_indices_is_reported_as_in_rust() {
+    let mut devices = vec![Device::Cpu];
+    let held = gpu();
+    if let Some((g, _)) = &held {
+        devices.push(*g);
+    }
+    for dev in devices {
+        let a = Array::<f32>::ones_on(4, &dev).unwrap();
+        let b = Array::<f32>::ones_on(8, &dev).unwrap();
+        let mut out = Array::<f32>::zeros_on(1, &dev).unwrap();
+        let r = launch!(two_loads[1, 32](&a, &b, &mut out, 10usize, 20usize))
+            .and_then(|()| dev.synchronize());
+        match r {
+            Err(Error::IndexOutOfBounds(e)) => {
+                assert_eq!((e.array.as_str(), e.index, e.len), ("a", 10, 4), "on {dev}: {e}")
+            }
+            other => panic!("on {dev}: expected an out-of-bounds error, got {other:?}"),
+        }
+    }
+}

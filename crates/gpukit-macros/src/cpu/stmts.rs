@@ -145,8 +145,13 @@ impl Twin<'_> {
                 let blk = self.block(body)?;
                 if let Some(step) = &range.step {
                     let s = self.expr(step)?;
+                    let range = if range.inclusive {
+                        quote!((#a)..=(#b))
+                    } else {
+                        quote!((#a)..(#b))
+                    };
                     quote!({
-                        let __range = (#a)..(#b);
+                        let __range = #range;
                         let __step: usize = #s;
                         if __step != 0 {
                             for #m #name in __range.step_by(__step) #blk

@@ -161,8 +161,35 @@ impl Gen<'_> {
     }
 
     fn binary(&self, op: BinOp, a: &Expr, b: &Expr) -> Result<(String, u8)> {
-        let (sa, pa) = self.expr(a)?;
-        let (sb, pb) = self.expr(b)?;
+        let checked = matches!(self.f.kind, FuncKind::Kernel { checked: true });
+        if a.is_observable(checked) && b.is_observable(checked) && !op.is_logical() {
+            // Rust evaluates the left operand first (which decides, e.g., which of two
+            // out-of-range indices is reported); C++ does not promise an order, so both are
+            // evaluated into locals, in order, inside an immediately called lambda.
+            let (sa, _) = self.expr(a)?;
+            let (sb, _) = self.expr(b)?;
+            let (inner, _) =
+                self.binary_of(op, a, ("__l".into(), PRIMARY), ("__r".into(), PRIMARY))?;
+            return Ok((
+                format!(
+                    "[&]() {{ const auto __l = {sa}; const auto __r = {sb}; return {inner}; }}()"
+                ),
+                PRIMARY,
+            ));
+        }
+        let sa = self.expr(a)?;
+        let sb = self.expr(b)?;
+        self.binary_of(op, a, sa, sb)
+    }
+
+    /// `a op b` given the operands' code and precedence.
+    fn binary_of(
+        &self,
+        op: BinOp,
+        a: &Expr,
+        (sa, pa): (String, u8),
+        (sb, pb): (String, u8),
+    ) -> Result<(String, u8)> {
         let prec = c_prec(op);
         let infix = |sa: String, sb: String| {
             (

@@ -146,21 +146,25 @@ GK_FLOAT_TO(u64, unsigned long long, 0ull, 18446744073709551615ull)
 #undef GK_FLOAT_TO
 
 // @section float
-// Float methods that CUDA has no single function for.
-#define GK_FLOAT_HELPERS(T, SUF)                                                                 \
+// Float methods that CUDA has no single function for. Every multiplication is a `_rn` intrinsic,
+// which the compiler never contracts into an FMA with a neighbouring addition (Rust never fuses
+// either); the degree/radian factors are Rust's own constants, bit for bit.
+#define GK_FLOAT_HELPERS(T, SUF, MUL, DIV, DEG, RAD)                                           \
 __device__ __forceinline__ T __gk_fract(T x) { return x - trunc##SUF(x); }                       \
-__device__ __forceinline__ T __gk_recip(T x) { return (T)1 / x; }                                \
+__device__ __forceinline__ T __gk_recip(T x) { return DIV((T)1, x); }                            \
 __device__ __forceinline__ T __gk_signum(T x) { return x != x ? x : copysign##SUF((T)1, x); }   \
-__device__ __forceinline__ T __gk_to_degrees(T x) { return x * ((T)180 / (T)3.14159265358979323846); } \
-__device__ __forceinline__ T __gk_to_radians(T x) { return x * ((T)3.14159265358979323846 / (T)180); } \
-__device__ __forceinline__ T __gk_log(T x, T base) { return log##SUF(x) / log##SUF(base); }       \
+__device__ __forceinline__ T __gk_to_degrees(T x) { return MUL(x, DEG); }                        \
+__device__ __forceinline__ T __gk_to_radians(T x) { return MUL(x, RAD); }                        \
+__device__ __forceinline__ T __gk_log(T x, T base) { return DIV(log##SUF(x), log##SUF(base)); }  \
 __device__ __forceinline__ T __gk_clamp(T x, T lo, T hi) { return x < lo ? lo : (x > hi ? hi : x); } \
 __device__ __forceinline__ bool __gk_is_sign_positive(T x) { return !signbit(x); }               \
 __device__ __forceinline__ T __gk_powi(T x, int n) {                                             \
     unsigned int e = n < 0 ? 0u - (unsigned int)n : (unsigned int)n; T r = (T)1, b = x;           \
-    while (e) { if (e & 1u) r *= b; b *= b; e >>= 1; } return n < 0 ? (T)1 / r : r; }
-GK_FLOAT_HELPERS(float, f)
-GK_FLOAT_HELPERS(double, )
+    while (e) { if (e & 1u) r = MUL(r, b); e >>= 1; if (e) b = MUL(b, b); }                       \
+    return n < 0 ? DIV((T)1, r) : r; }
+GK_FLOAT_HELPERS(float, f, __fmul_rn, __fdiv_rn, __int_as_float(0x42652ee1), __int_as_float(0x3c8efa35))
+GK_FLOAT_HELPERS(double, , __dmul_rn, __ddiv_rn, __longlong_as_double(0x404ca5dc1a63c1f8ll),
+                 __longlong_as_double(0x3f91df46a2529d39ll))
 #undef GK_FLOAT_HELPERS
 
 // @section atomics

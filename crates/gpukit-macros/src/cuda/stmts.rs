@@ -381,9 +381,20 @@ impl Gen<'_> {
                     "{ctr} = ((unsigned long long)({u})(({u}){i}__end - ({u}){ctr}) > {i}__step) ? ({t})(({u}){ctr} + ({u}){i}__step) : {i}__end"
                 )
             };
-            let head = format!(
-                "if ({i}__step != 0) for ({t} {ctr} = {i}__start; {ctr} < {i}__end; {next})"
-            );
+            let head = if r.inclusive {
+                // `a..=b`: `b` itself is visited when the steps land on it; the counter never
+                // steps past `b` (no overflow at the type's limits).
+                let u = p.cuda_unsigned();
+                format!(
+                    "if ({i}__step != 0) for ({t} {ctr} = {i}__start, {i}__more = ({t})({i}__start <= {i}__end); {i}__more; \
+                     {i}__more = ({t})((unsigned long long)({u})(({u}){i}__end - ({u}){ctr}) >= {i}__step), \
+                     {ctr} = {i}__more ? ({t})(({u}){ctr} + ({u}){i}__step) : {ctr})"
+                )
+            } else {
+                format!(
+                    "if ({i}__step != 0) for ({t} {ctr} = {i}__start; {ctr} < {i}__end; {next})"
+                )
+            };
             open(self, head);
             self.block_stmts(body)?;
             self.indent -= 1;

@@ -262,7 +262,7 @@ fn generated_names_never_collide_with_user_names() {
 fn parentheses_follow_cpp_precedence() {
     check(
         "fn k(a: &mut [u32], b: &mut [bool]) { b[0] = (a[0] & 1) == 0 && !(a[1] | 2 > 3); a[2] = (a[0] + 1) * ((a[1] - 2) / 3) - (4 << a[3]); }",
-        &["b[0ull] = (a[0ull] & 1u) == 0u && !((a[1ull] | 2u) > 3u);", "a[2ull] = (a[0ull] + 1u) * __gk_div(a[1ull] - 2u, 3u) - __gk_shl(4u, a[3ull]);"],
+        &["b[0ull] = (a[0ull] & 1u) == 0u && !((a[1ull] | 2u) > 3u);", "a[2ull] = [&]() { const auto __l = [&]() { const auto __l = a[0ull] + 1u; const auto __r = __gk_div(a[1ull] - 2u, 3u); return __l * __r; }(); const auto __r = __gk_shl(4u, a[3ull]); return __l - __r; }();"],
     );
 }
 
@@ -323,7 +323,7 @@ fn local_arrays() {
             "const __gk_slice<unsigned int> d{d__mem, 10, 2, __gk_err};",
             "float w__mem[3] = {0.25f, 0.5f, 0.25f};",
             "const __gk_slice<float> w{w__mem, 3, 3, __gk_err};",
-            "s += __fmul_rn(w[k], (float)d[k]);",
+            "s += [&]() { const auto __l = w[k]; const auto __r = (float)d[k]; return __fmul_rn(__l, __r); }();",
         ],
     );
     assert!(!b.contains("double"), "{b}");
@@ -391,4 +391,27 @@ fn checked_loads_are_issued_back_to_back() {
         "a branch, call or label between the loads:\n{}",
         between.join("\n")
     );
+}
+
+#[test]
+fn observable_operands_are_evaluated_left_to_right() {
+    // Checked loads on both sides: sequenced, so the left index is reported first, as in Rust.
+    let src =
+        "fn k(a: &[f32], b: &[f32], out: &mut [f32], i: usize, j: usize) { out[0] = a[i] + b[j]; }";
+    check(
+        src,
+        &["out[0ull] = [&]() { const auto __l = a[i]; const auto __r = b[j]; return __l + __r; }();"],
+    );
+    // One side only, or an unchecked kernel (loads cannot report): plain C++.
+    check(
+        "fn k(a: &[f32], out: &mut [f32], i: usize, x: f32) { out[0] = a[i] + x; }",
+        &["out[0ull] = a[i] + x;"],
+    );
+    let unchecked =
+        super::kernel_source(&kernel_ir(src, false).expect("translates")).expect("generates");
+    assert!(
+        body(&unchecked).contains("out[0ull] = a[i] + b[j];"),
+        "{unchecked}"
+    );
+    nvrtc_compiles(&unchecked);
 }

@@ -397,6 +397,26 @@ pub enum ExprKind {
 }
 
 impl Expr {
+    /// Whether evaluating this expression can be observed beyond its value: in a checked
+    /// kernel an element access (which may report an out-of-bounds index and end the thread),
+    /// and always an atomic. Rust evaluates such operands left to right; C++ leaves the order
+    /// of operands unspecified, so the CUDA code sequences them explicitly. (`#[device]`
+    /// functions take and return scalars only: calling one has no effect to order.)
+    pub fn is_observable(&self, checked: bool) -> bool {
+        let obs = |e: &Expr| e.is_observable(checked);
+        match &self.kind {
+            ExprKind::Index(_, ix) => checked || ix.iter().any(obs),
+            ExprKind::Atomic(..) => true,
+            ExprKind::Call(_, args) => args.iter().any(obs),
+            ExprKind::Unary(_, e) | ExprKind::Cast(e, _) | ExprKind::Paren(e) => obs(e),
+            ExprKind::Field(e, _) => obs(e),
+            ExprKind::Binary(_, a, b) => obs(a) || obs(b),
+            ExprKind::Method(_, r, a) => obs(r) || a.iter().any(obs),
+            ExprKind::If(..) | ExprKind::Block(_) => true,
+            _ => false,
+        }
+    }
+
     /// Whether this expression can become a C++ expression without statements: `if` and
     /// blocks only when every branch is a lone expression.
     pub fn is_pure(&self) -> bool {
