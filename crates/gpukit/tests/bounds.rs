@@ -359,7 +359,11 @@ fn the_left_of_two_bad_indices_is_reported_as_in_rust() {
             .and_then(|()| dev.synchronize());
         match r {
             Err(Error::IndexOutOfBounds(e)) => {
-                assert_eq!((e.array.as_str(), e.index, e.len), ("a", 10, 4), "on {dev}: {e}")
+                assert_eq!(
+                    (e.array.as_str(), e.index, e.len),
+                    ("a", 10, 4),
+                    "on {dev}: {e}"
+                )
             }
             other => panic!("on {dev}: expected an out-of-bounds error, got {other:?}"),
         }

@@ -173,6 +173,7 @@ fn library_f32(op: u32, xs: &[f32], ys: &[f32], zs: &[f32], out: &mut [f32]) {
 
 /// The same operations in plain Rust.
 #[allow(clippy::neg_multiply, clippy::suboptimal_flops)]
+#[allow(unused_variables)]
 fn plain_library_f32(op: u32, x: f32, y: f32, z: f32) -> f32 {
     match op {
         0 => x.sin(),
@@ -323,6 +324,7 @@ fn library_f64(op: u32, xs: &[f64], ys: &[f64], zs: &[f64], out: &mut [f64]) {
 
 /// The same operations in plain Rust.
 #[allow(clippy::neg_multiply, clippy::suboptimal_flops)]
+#[allow(unused_variables)]
 fn plain_library_f64(op: u32, x: f64, y: f64, z: f64) -> f64 {
     match op {
         0 => x.sin(),

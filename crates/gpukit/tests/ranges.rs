@@ -4,6 +4,8 @@
 //! than the range. Each kernel records the first values it visits (and how many it visited, up
 //! to a cap); the CPU twin always runs, the GPU where one is usable (see `gpukit::testing`).
 
+#![allow(clippy::unnecessary_cast, clippy::identity_op)] // one generated table for every loop type
+
 use gpukit::prelude::*;
 
 /// Values recorded per run; a loop that visits more stops there (so a wrong loop cannot hang).
