@@ -121,9 +121,38 @@
 //!   would panic; a GPU cannot), `MIN / -1` wraps.
 //! * `as` from float to integer saturates and maps NaN to 0, as in Rust.
 //! * `f32` arithmetic stays `f32`; float `%` is `fmod`; `min`/`max` ignore a NaN operand.
-//! * `a * b + c` is never fused into one FMA instruction (Rust does not fuse either), so `+ - * /`
-//!   give the same bits on the GPU as in the CPU twin; write `a.mul_add(b, c)` to ask for an FMA.
-//! * `step_by(0)` runs no iterations (Rust would panic).
+//! * `a * b + c` is never fused into one FMA instruction (Rust does not fuse either); write
+//!   `a.mul_add(b, c)` to ask for an FMA. See "What is exact" below.
+//! * `step_by(0)` runs no iterations (Rust would panic). `(a..=b).step_by(s)` visits `b` when
+//!   the steps land on it, and no loop steps past its bound (no overflow at the type's limits).
+//! * Operands whose evaluation can be observed (checked element accesses, which may report an
+//!   out-of-range index, and atomics) are evaluated left to right, as in Rust: in
+//!   `a[i] + b[j]` with both indices out of range, `a` is reported.
+//!
+//! ## What is exact
+//!
+//! These give the same bits on the GPU, in the CPU twin and in plain Rust, for every input
+//! including subnormals, signed zeros, infinities and NaN (a NaN's payload aside; `min`, `max`
+//! and `clamp` may differ in the sign of a zero result, which Rust leaves unspecified too):
+//! `+ - * / %`, negation, `sqrt`, `abs`, `min`, `max`, `clamp`, `floor`, `ceil`, `round`,
+//! `trunc`, `fract`, `recip`, `signum`, `copysign`, `mul_add` (one rounding), `a * b + c` (two
+//! roundings), `powi`, `to_degrees`, `to_radians`, float/integer casts, comparisons, and all
+//! integer operations. In the CUDA code every float multiplication is a round-to-nearest
+//! intrinsic (`__fmul_rn`, `__dmul_rn`), which the compiler never contracts into an FMA (the
+//! same instruction otherwise, so no speed is lost), division and square root are IEEE
+//! round-to-nearest (NVRTC's defaults, which gpukit never changes), and the degree/radian
+//! factors are Rust's own constants. Tested bit for bit on 65,536 random inputs per operation
+//! and type (`crates/gpukit/tests/exact_math.rs`), on an H100 as well.
+//!
+//! Library-dependent (CUDA's math library on the GPU, Rust's `std`/libm in the CPU twin, so
+//! results may differ in the last bits): `sin`, `cos`, `tan`, `asin`, `acos`, `atan`, `sinh`,
+//! `cosh`, `tanh`, `exp`, `exp2`, `exp_m1`, `ln`, `ln_1p`, `log2`, `log10`, `log`, `cbrt`,
+//! `powf`, `atan2`, `hypot` (and `asinh`, `acosh`, `atanh`). Measured on an H100 (CUDA 13.0)
+//! against Rust 1.95 on 65,536 random inputs each, largest difference in ulps, f32 / f64:
+//! sin 1/1, cos 1/1, tan 2/2, asin 1/2, acos 1/1, atan 1/1, sinh 2/2, cosh 2/1, tanh 3/2,
+//! exp 2/1, exp2 2/1, exp_m1 2/1, ln 1/1, ln_1p 1/1, log2 1/1, log10 2/2, cbrt 1/0, powf 1/1,
+//! atan2 1/1, hypot 1/2; one f32 `powf` input of the 65,536 gave NaN on one side and a
+//! number on the other.
 //!
 //! ## Bounds checks and `unchecked`
 //!

@@ -3,6 +3,9 @@
 //! variables, with empty ranges, negative bounds, bounds at the type's limits and steps larger
 //! than the range. Each kernel records the first values it visits (and how many it visited, up
 //! to a cap); the CPU twin always runs, the GPU where one is usable (see `gpukit::testing`).
+//!
+//! Why this file is long: one kernel per form and loop type (25), written out because
+//! `#[kernel]` items cannot come from a `macro_rules!` with type parameters.
 
 #![allow(clippy::unnecessary_cast, clippy::identity_op)] // one generated table for every loop type
 
