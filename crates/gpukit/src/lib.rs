@@ -33,6 +33,7 @@ pub mod error;
 pub mod image;
 pub mod kernel;
 pub mod nvml;
+pub mod plot;
 mod process;
 #[doc(hidden)]
 pub mod testing;
@@ -55,6 +56,9 @@ pub use ndarray;
 pub mod __private;
 
 /// Everything a notebook needs, in one `use gpukit::prelude::*;`.
+///
+/// Charts are not glob-imported (their names, `line`, `bar`, ..., are too common): call them
+/// through the module, `gpukit::plot::line(&x, &y)?`, or `use gpukit::plot;` and `plot::line`.
 pub mod prelude {
     pub use crate::array::{Array, PinnedBuffer};
     pub use crate::device::{default_device, set_default_device, synchronize, Device};
