@@ -3,6 +3,8 @@
 //! Concise GPU programming for Rust notebooks, in the spirit of CuPy and Numba:
 //! device arrays ([`Array`]), kernels written in Rust ([`kernel`](macro@kernel)), raw CUDA C
 //! ([`Module::from_cuda`]), and a CPU backend that runs the same code on machines without a GPU.
+//! Notebooks also get charts ([`plot`]: `gpukit::plot::line(&x, &y)?`), images ([`image`]) and
+//! the GPU's state ([`nvml`]).
 //!
 //! ```
 //! use gpukit::prelude::*;

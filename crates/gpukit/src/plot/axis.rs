@@ -236,7 +236,7 @@ fn log_minor(lo: f64, hi: f64, mantissas: &[f64]) -> Vec<f64> {
 }
 
 /// Labels for linear ticks `step` apart, all with the same number of decimals; very large or
-/// very small numbers in scientific notation (`2.5e6`).
+/// very small numbers in scientific notation, each with the digits the step needs (`2.5e6`).
 fn format_linear(ticks: &[f64], step: f64) -> Vec<String> {
     let step_exp = step.log10().floor() as i32;
     let mantissa = step / 10f64.powi(step_exp);
@@ -244,17 +244,9 @@ fn format_linear(ticks: &[f64], step: f64) -> Vec<String> {
     let max_abs = ticks.iter().fold(0.0f64, |m, t| m.max(t.abs()));
     let decimals = (extra - step_exp).max(0);
     if max_abs >= 1e6 || decimals > 4 {
-        let e = max_abs.log10().floor() as i32;
-        let digits = (e - step_exp + extra).max(0) as usize;
         return ticks
             .iter()
-            .map(|&t| {
-                if t == 0.0 {
-                    "0".to_string()
-                } else {
-                    minus(&format!("{:.digits$}e{e}", t / 10f64.powi(e)))
-                }
-            })
+            .map(|&t| scientific(t, step_exp - extra))
             .collect();
     }
     let decimals = decimals as usize;
@@ -262,6 +254,28 @@ fn format_linear(ticks: &[f64], step: f64) -> Vec<String> {
         .iter()
         .map(|t| minus(&format!("{t:.decimals$}")))
         .collect()
+}
+
+/// `t` as `m e k`, with the mantissa's digits down to the power `last_digit`, trailing zeros
+/// dropped (`2e7`, `1.5e-6`).
+fn scientific(t: f64, last_digit: i32) -> String {
+    if t == 0.0 {
+        return "0".into();
+    }
+    let mut e = t.abs().log10().floor() as i32;
+    let digits = (e - last_digit).max(0) as usize;
+    let mut m = format!("{:.digits$}", t / 10f64.powi(e));
+    if m.trim_start_matches('-').starts_with("10") {
+        // 9.99... rounded up: one power higher.
+        e += 1;
+        m = format!("{:.digits$}", t / 10f64.powi(e));
+    }
+    let m = if m.contains('.') {
+        m.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        m
+    };
+    minus(&format!("{m}e{e}"))
 }
 
 /// `10^e` as a label: plain (`0.001` to `10000`) when `plain` and `e` allows, else `10` with a
@@ -335,7 +349,10 @@ mod tests {
         let a = Axis::linear(0.0, 3e7, 4);
         assert_eq!(a.labels, ["0", "1e7", "2e7", "3e7"]);
         let a = Axis::linear(0.0, 2.5e-6, 6);
-        assert_eq!(a.labels[1], "0.5e-6");
+        assert_eq!(a.labels[1], "5e-7");
+        assert_eq!(a.labels[3], "1.5e-6");
+        let a = Axis::linear(0.0, 1e8, 6);
+        assert_eq!(a.labels, ["0", "2e7", "4e7", "6e7", "8e7", "1e8"]);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! page layout (title, margins, axes), and the marks of line, scatter, histogram and bar charts.
 //! Images are drawn by `raster`.
 
-use super::axis::{pad, Axis};
+use super::axis::{pad, widen, Axis};
 use super::canvas::Canvas;
 use super::chart::{Chart, Kind, Mark};
 use super::colormap::series_color;
@@ -114,12 +114,16 @@ where
     Ok(y + title_height(title))
 }
 
-/// The pixels between the plot and the page's bottom edge for an x axis with tick labels and
-/// an optional axis label.
-pub(crate) fn x_label_area(xlabel: Option<&str>) -> u32 {
-    let (_, tick_h) = text_size("0", &text(TICK_FONT));
+/// The height of a line of tick labels in pixels.
+pub(crate) fn tick_height() -> u32 {
+    text_size("0", &text(TICK_FONT)).1
+}
+
+/// The pixels between the plot and the page's bottom edge for an x axis whose tick labels
+/// reach `label_extent` pixels down (see [`tick_height`]) and an optional axis label.
+pub(crate) fn x_label_area(xlabel: Option<&str>, label_extent: u32) -> u32 {
     let desc = xlabel.map_or(0, |l| text_size(l, &text(LABEL_FONT)).1 + 8);
-    (TICK_LEN * 2) as u32 + tick_h + 4 + desc
+    (TICK_LEN * 2) as u32 + label_extent + 4 + desc
 }
 
 /// The pixels left of the plot for a y axis with these tick labels and an optional axis label.
@@ -239,7 +243,7 @@ fn marks(chart: &Chart) -> Result<Marks> {
                 .filter_map(|&v| to_units(v, chart.log_x))
                 .collect();
             let (lo, hi) = min_max(&units).ok_or_else(|| nothing_positive("x", values.len()))?;
-            let (lo, hi) = super::axis::widen(lo, hi);
+            let (lo, hi) = widen(lo, hi);
             let width = (hi - lo) / *bins as f64;
             let mut counts = vec![0usize; *bins];
             for v in &units {
@@ -294,7 +298,11 @@ fn marks(chart: &Chart) -> Result<Marks> {
                     .push(Entry::new(label, legend::Swatch::Bar, series_color(0)));
             }
         }
-        Kind::Image(_) => unreachable!("images are drawn by raster::draw_image"),
+        Kind::Image(_) => {
+            return Err(Error::Other(
+                "internal: an image has no line, dot or bar marks".into(),
+            ))
+        }
     }
     let points = m.lines.iter().map(|(r, _)| r.len()).sum::<usize>()
         + m.dots.iter().map(|(d, _)| d.len()).sum::<usize>()
@@ -362,7 +370,8 @@ fn ranges(m: &Marks, chart: &Chart) -> ((f64, f64), (f64, f64)) {
             if yhi == 0.0 { 0.0 } else { hi },
         )
     };
-    (x, y)
+    // All-zero bars leave an empty range: give it a width.
+    (x, widen(y.0, y.1))
 }
 
 /// An axis over `lo..hi` with at most `max_ticks` labels, linear or log.
@@ -394,26 +403,50 @@ fn x_axis(lo: f64, hi: f64, log: bool, plot_w: u32) -> Axis {
     }
 }
 
-/// The category axis of a bar chart: every name if they fit, shortened names if that makes
-/// them fit, else every k-th name.
-fn category_axis(names: &[String], plot_w: u32) -> Axis {
+/// A bar chart's category names under the axis.
+struct Categories {
+    /// The axis: a tick per bar, a label per tick.
+    axis: Axis,
+    /// Whether the names stand upright (read from bottom to top) because side by side they
+    /// would overlap.
+    upright: bool,
+    /// How far the names reach below the tick marks, in pixels.
+    extent: u32,
+}
+
+/// Names side by side when they fit under their bars; else upright, shortened to at most
+/// `max_extent` pixels, and only every k-th when even upright ones would overlap.
+fn categories(names: &[String], plot_w: u32, max_extent: u32) -> Categories {
     let tick = text(TICK_FONT);
     let slot = plot_w as f64 / names.len().max(1) as f64;
     let widest = names
         .iter()
         .map(|l| text_size(l, &tick).0)
         .max()
-        .unwrap_or(0) as f64;
-    if widest + 8.0 <= slot {
-        return Axis::categories(names, 1);
+        .unwrap_or(0);
+    let line_h = tick_height();
+    if widest as f64 + 8.0 <= slot {
+        return Categories {
+            axis: Axis::categories(names, 1),
+            upright: false,
+            extent: line_h,
+        };
     }
-    let room = slot - 8.0;
-    let shortened: Vec<String> = names.iter().map(|n| shorten(n, room, &tick)).collect();
-    if shortened.iter().all(|s| s.chars().count() >= 4) {
-        return Axis::categories(&shortened, 1);
+    let every = ((line_h as f64 + 3.0) / slot).ceil().max(1.0) as usize;
+    let shortened: Vec<String> = names
+        .iter()
+        .map(|n| shorten(n, max_extent as f64, &tick))
+        .collect();
+    let extent = shortened
+        .iter()
+        .map(|l| text_size(l, &tick).0)
+        .max()
+        .unwrap_or(0);
+    Categories {
+        axis: Axis::categories(&shortened, every),
+        upright: true,
+        extent,
     }
-    let every = ((widest + 8.0) / slot).ceil().max(1.0) as usize;
-    Axis::categories(names, every)
 }
 
 /// `name` cut (with an ellipsis) to at most `room` pixels.
@@ -444,14 +477,28 @@ where
     let m = marks(chart)?;
     let ((xlo, xhi), (ylo, yhi)) = ranges(&m, chart);
     let (w, h) = root.dim_in_pixel();
-    let x_area = x_label_area(chart.xlabel.as_deref());
-    let plot_h = h.saturating_sub(top + x_area + MARGIN).max(20);
-    let y_axis = numeric_axis(ylo, yhi, chart.log_y, (plot_h / 45).clamp(2, 10) as usize);
-    let y_area = y_label_area(&y_axis, chart.ylabel.as_deref());
     let right = MARGIN + 12;
-    let plot_w = w.saturating_sub(MARGIN + y_area + right).max(20);
+    // The plot's size depends on the axes' label areas, and the x labels (upright category
+    // names) on the plot's width: lay out once, then again for upright names.
+    let layout = |label_extent: u32| {
+        let x_area = x_label_area(chart.xlabel.as_deref(), label_extent);
+        let plot_h = h.saturating_sub(top + x_area + MARGIN).max(20);
+        let y_axis = numeric_axis(ylo, yhi, chart.log_y, (plot_h / 45).clamp(2, 10) as usize);
+        let y_area = y_label_area(&y_axis, chart.ylabel.as_deref());
+        let plot_w = w.saturating_sub(MARGIN + y_area + right).max(20);
+        (x_area, y_axis, y_area, plot_w)
+    };
+    let (mut x_area, mut y_axis, mut y_area, plot_w) = layout(tick_height());
+    let mut upright = None;
     let x_axis = match &m.categories {
-        Some(names) => category_axis(names, plot_w),
+        Some(names) => {
+            let c = categories(names, plot_w, h * 2 / 5);
+            if c.upright {
+                (x_area, y_axis, y_area, _) = layout(c.extent);
+                upright = Some(c.axis.clone());
+            }
+            c.axis
+        }
         None => x_axis(xlo, xhi, chart.log_x, plot_w),
     };
     let x_axis = Axis {
@@ -474,7 +521,13 @@ where
         .y_label_area_size(y_area)
         .build_cartesian_2d(x_axis.clone(), y_axis.clone())
         .map_err(drawing_error)?;
-    let xf = |v: &f64| x_axis.label_at(*v);
+    let xf = |v: &f64| {
+        if upright.is_some() {
+            String::new()
+        } else {
+            x_axis.label_at(*v)
+        }
+    };
     let yf = |v: &f64| y_axis.label_at(*v);
     {
         let mut mesh = ctx.configure_mesh();
@@ -484,6 +537,21 @@ where
             mesh.disable_x_mesh();
         }
         mesh.draw().map_err(drawing_error)?;
+    }
+
+    if let Some(axis) = &upright {
+        let style = text(TICK_FONT)
+            .transform(FontTransform::Rotate270)
+            .pos(Pos::new(HPos::Right, VPos::Center));
+        for (&pos, label) in axis.ticks.iter().zip(&axis.labels) {
+            let (px, py) = ctx.backend_coord(&(pos, ylo));
+            root.draw(&Text::new(
+                label.clone(),
+                (px, py + TICK_LEN * 2),
+                style.clone(),
+            ))
+            .map_err(drawing_error)?;
+        }
     }
 
     let color = |i: usize| {

@@ -7,7 +7,8 @@ use super::chart::{Chart, Kind};
 use super::colormap::Colormap;
 use super::data::{check_finite, PlotData};
 use super::draw::{
-    draw_title, drawing_error, style_mesh, title_height, x_label_area, y_label_area, AXIS, MARGIN,
+    draw_title, drawing_error, style_mesh, tick_height, title_height, x_label_area, y_label_area,
+    AXIS, MARGIN,
 };
 use super::font::{text, text_size};
 use crate::error::{Error, Result};
@@ -175,7 +176,7 @@ where
         ImageData::Color { h, w, rgba } => (*h, *w, rgba.clone(), None),
     };
     let top = MARGIN + title_height(chart.title.as_deref());
-    let x_area = x_label_area(chart.xlabel.as_deref());
+    let x_area = x_label_area(chart.xlabel.as_deref(), tick_height());
     let avail_h = h.saturating_sub(top + x_area + MARGIN).max(16);
     let y_axis = index_axis(ih, (avail_h / 45).clamp(2, 10) as usize, true);
     let y_area = y_label_area(&y_axis, chart.ylabel.as_deref());
@@ -364,22 +365,32 @@ fn png_rgba(rgba: Vec<u8>, w: u32, h: u32) -> Result<Vec<u8>> {
 
 /// Puts the placed pictures into an SVG document as `<image>` elements right after its
 /// background, so axes and labels draw over them. A picture much larger than its place is
-/// shrunk to twice the place's size first; a smaller one keeps its pixels (drawn sharp).
+/// shrunk to twice the place's size first; a smaller one is enlarged by a whole factor and
+/// drawn without smoothing.
 pub(crate) fn embed_in_svg(svg: String, placed: &[Placed]) -> Result<String> {
     if placed.is_empty() {
         return Ok(svg);
     }
     let mut images = String::new();
     for p in placed {
-        let (tw, th) = (p.src_w.min(2 * p.w), p.src_h.min(2 * p.h));
-        let (png, sharp) = if (tw, th) == (p.src_w, p.src_h) {
-            (png_rgba(p.rgba.clone(), p.src_w, p.src_h)?, p.src_w < p.w)
-        } else {
-            (
-                png_rgba(resample(&p.rgba, p.src_w, p.src_h, tw, th), tw, th)?,
-                false,
-            )
+        // Per axis: shrink to twice the place, or enlarge by a whole factor (each picture
+        // pixel a block, so that viewers that smooth images still show sharp pixels).
+        let fit = |src: u32, place: u32| {
+            if src > 2 * place {
+                2 * place
+            } else if src < place {
+                src * (place / src)
+            } else {
+                src
+            }
         };
+        let (tw, th) = (fit(p.src_w, p.w), fit(p.src_h, p.h));
+        let png = if (tw, th) == (p.src_w, p.src_h) {
+            png_rgba(p.rgba.clone(), p.src_w, p.src_h)?
+        } else {
+            png_rgba(resample(&p.rgba, p.src_w, p.src_h, tw, th), tw, th)?
+        };
+        let sharp = p.src_w <= p.w && p.src_h <= p.h;
         let data = base64::engine::general_purpose::STANDARD.encode(png);
         let style = if sharp {
             " style=\"image-rendering:pixelated\""

@@ -138,6 +138,27 @@ fn a_bar_chart_of_7_values_has_7_bars() {
 }
 
 #[test]
+fn long_category_names_stand_upright() {
+    let names: Vec<String> = (0..14).map(|i| format!("kernel_variant_{i}")).collect();
+    let values: Vec<f64> = (0..14).map(|i| i as f64).collect();
+    let svg = bar(&names, &values).unwrap().to_svg().unwrap();
+    for n in &names {
+        assert!(has_text(&svg, n), "{n} missing");
+    }
+    let turned = |svg: &str| {
+        elements(svg, "text")
+            .iter()
+            .filter(|e| e.contains("rotate(270"))
+            .count()
+    };
+    assert_eq!(turned(&svg), 14);
+    assert_eq!(count(&svg, "rect", "fill", C0), 14);
+    // Short names stay level.
+    let svg = bar(&["a", "b"], &[1.0, 2.0]).unwrap().to_svg().unwrap();
+    assert_eq!(turned(&svg), 0);
+}
+
+#[test]
 fn a_histogram_of_10_bins_has_10_bars() {
     let data: Vec<f64> = (0..1000).map(|i| (i % 100) as f64).collect();
     let svg = hist(&data, 10).unwrap().to_svg().unwrap();
@@ -193,9 +214,15 @@ fn titles_labels_and_legends_are_text() {
     }
     // The legend swatch is a second polyline in the series colour.
     assert_eq!(count(&svg, "polyline", "stroke", C0), 2);
-    let hidden = chart.legend(Legend::Hidden).to_svg().unwrap();
+    let hidden = chart.clone().legend(Legend::Hidden).to_svg().unwrap();
     assert!(!has_text(&hidden, "sine"));
     assert_eq!(count(&hidden, "polyline", "stroke", C0), 1);
+    // Markup characters in text are escaped.
+    let svg = chart.title("a < b & c").to_svg().unwrap();
+    assert!(svg.contains("a &lt; b &amp; c"));
+    // All-zero bars still get an axis.
+    let svg = bar(&["a", "b"], &[0, 0]).unwrap().to_svg().unwrap();
+    assert!(has_text(&svg, "a") && has_text(&svg, "b"));
 }
 
 #[test]
@@ -213,6 +240,23 @@ fn imshow_embeds_the_picture_and_a_colour_bar() {
     };
     let ratio = attr(images[0], "width") / attr(images[0], "height");
     assert!((ratio - 1.5).abs() < 0.02, "aspect {ratio}");
+    // The small picture is embedded enlarged by a whole factor, pixels kept sharp.
+    let b64 = images[0]
+        .split("base64,")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap();
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .unwrap();
+    let (pw, ph) = png_size(&png);
+    assert!(
+        pw > 30 && pw % 30 == 0 && ph % 20 == 0 && pw / 30 == ph / 20,
+        "{pw}x{ph}"
+    );
+    assert!(images[0].contains("image-rendering:pixelated"));
     assert_eq!(
         png_size(&chart.clone().cmap(Colormap::Gray).to_png().unwrap()),
         DEFAULT_SIZE
