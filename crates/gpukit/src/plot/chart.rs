@@ -89,7 +89,7 @@ pub(crate) enum Kind {
     Image(raster::ImageData),
 }
 
-/// A chart, built by one call of [`line`](super::line), [`scatter`](super::scatter),
+/// A chart, built by one call of [`line`](fn@super::line), [`scatter`](super::scatter),
 /// [`hist`](super::hist), [`bar`](super::bar) or [`imshow`](super::imshow) and refined with
 /// builder methods.
 ///

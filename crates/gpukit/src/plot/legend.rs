@@ -2,8 +2,8 @@
 //! hides the fewest data points unless the chart says where.
 
 use super::chart::Legend;
-use super::draw::{drawing_error, LABEL_FONT};
 use super::font::{text, text_size};
+use super::layout::{drawing_error, LABEL_FONT};
 use crate::error::Result;
 use plotters::coord::Shift;
 use plotters::prelude::*;

@@ -1,4 +1,4 @@
-//! Charts for notebooks, one call each: [`line`], [`scatter`], [`hist`], [`bar`] and
+//! Charts for notebooks, one call each: [`line`](fn@line), [`scatter`], [`hist`], [`bar`] and
 //! [`imshow`], drawn with [plotters](https://docs.rs/plotters).
 //!
 //! Each function takes the data, checks it, and returns a [`Chart`]; builder methods set the
@@ -46,6 +46,7 @@ mod colormap;
 mod data;
 mod draw;
 mod font;
+mod layout;
 mod legend;
 mod raster;
 #[cfg(test)]

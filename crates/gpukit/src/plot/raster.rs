@@ -6,11 +6,11 @@ use super::axis::{widen, Axis};
 use super::chart::{Chart, Kind};
 use super::colormap::Colormap;
 use super::data::{check_finite, PlotData};
-use super::draw::{
+use super::font::{text, text_size};
+use super::layout::{
     draw_title, drawing_error, style_mesh, tick_height, title_height, x_label_area, y_label_area,
     AXIS, MARGIN,
 };
-use super::font::{text, text_size};
 use crate::error::{Error, Result};
 use base64::Engine as _;
 use plotters::coord::Shift;
@@ -183,14 +183,14 @@ where
     let cbar_axis =
         limits.map(|(lo, hi)| Axis::linear(lo, hi, (avail_h / 40).clamp(2, 10) as usize));
     let cbar_area = cbar_axis.as_ref().map_or(0, |a| {
-        let tick = text(super::draw::TICK_FONT);
+        let tick = text(super::layout::TICK_FONT);
         let widest = a
             .labels
             .iter()
             .map(|l| text_size(l, &tick).0)
             .max()
             .unwrap_or(0);
-        CBAR_GAP + CBAR_W + (super::draw::TICK_LEN * 2) as u32 + widest + 4
+        CBAR_GAP + CBAR_W + (super::layout::TICK_LEN * 2) as u32 + widest + 4
     });
     let avail_w = w
         .saturating_sub(MARGIN + y_area + cbar_area + MARGIN + 8)
