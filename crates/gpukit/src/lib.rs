@@ -3,6 +3,8 @@
 //! Concise GPU programming for Rust notebooks, in the spirit of CuPy and Numba:
 //! device arrays ([`Array`]), kernels written in Rust ([`kernel`](macro@kernel)), raw CUDA C
 //! ([`Module::from_cuda`]), and a CPU backend that runs the same code on machines without a GPU.
+//! Notebooks also get charts ([`plot`]: `gpukit::plot::line(&x, &y)?`), images ([`image`]) and
+//! the GPU's state ([`nvml`]).
 //!
 //! ```
 //! use gpukit::prelude::*;
@@ -33,6 +35,7 @@ pub mod error;
 pub mod image;
 pub mod kernel;
 pub mod nvml;
+pub mod plot;
 mod process;
 #[doc(hidden)]
 pub mod testing;
@@ -55,6 +58,9 @@ pub use ndarray;
 pub mod __private;
 
 /// Everything a notebook needs, in one `use gpukit::prelude::*;`.
+///
+/// Charts are not glob-imported (their names, `line`, `bar`, ..., are too common): call them
+/// through the module, `gpukit::plot::line(&x, &y)?`, or `use gpukit::plot;` and `plot::line`.
 pub mod prelude {
     pub use crate::array::{Array, PinnedBuffer};
     pub use crate::device::{default_device, set_default_device, synchronize, Device};

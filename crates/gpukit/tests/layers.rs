@@ -19,7 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["testing"],
     &["kernel"],
     &["array"],
-    &["image", "nvml"],
+    &["image", "nvml", "plot"],
     // The crate root and the macros' re-export surface may use everything.
     &["lib", "private"],
 ];
