@@ -177,6 +177,17 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> Result<TokenStream> {
             pub fn ptx(&self) -> ::gpukit::Result<::std::string::String> {
                 #rt::ptx(&Self::INFO)
             }
+
+            /// Registers, memory and occupancy of the kernel on the default GPU, for
+            /// `%kernelinfo`.
+            pub fn resources(&self) -> ::gpukit::Result<::gpukit::KernelResources> {
+                #rt::resources(&Self::INFO)
+            }
+
+            /// The machine code (SASS) of the kernel on the default GPU, for `%sass`.
+            pub fn sass(&self) -> ::gpukit::Result<::std::string::String> {
+                #rt::sass(&Self::INFO)
+            }
         }
     })
 }
@@ -369,6 +380,7 @@ mod tests {
             "KernelArg :: scalar (s as u64)",
             "pub fn source",
             "pub fn ptx",
+            "pub fn resources",
         ] {
             assert!(out.contains(e), "missing `{e}` in {out}");
         }

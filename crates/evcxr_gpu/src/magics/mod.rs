@@ -8,10 +8,12 @@
 pub mod cuda;
 pub mod device;
 pub mod gpu;
+pub mod kernelinfo;
 pub mod lsmagic;
 pub mod memory;
 pub mod profile;
 pub mod ptx;
+pub mod sass;
 pub mod shell;
 pub mod source;
 pub mod time;
@@ -94,6 +96,14 @@ pub const LINE_MAGICS: &[(&str, &str)] = &[
     ),
     ("ptx", "%ptx NAME: the PTX a kernel compiled to"),
     (
+        "kernelinfo",
+        "%kernelinfo NAME: registers, memory, spills and occupancy of a kernel on the GPU",
+    ),
+    (
+        "sass",
+        "%sass NAME: the machine code (SASS) of a kernel, via cuobjdump",
+    ),
+    (
         "source",
         "%source [--full] NAME: the CUDA C++ source of a kernel (--full: with gpukit's prelude)",
     ),
@@ -137,6 +147,8 @@ pub fn lower_line(name: &str, args: &str, ctx: Context) -> Result<Step, MagicErr
         "time" => time::lower_line(args, ctx),
         "timeit" => timeit::lower_line(args, ctx),
         "ptx" => ptx::lower(args, ctx),
+        "kernelinfo" => kernelinfo::lower(args, ctx),
+        "sass" => sass::lower(args, ctx),
         "source" => source::lower(args, ctx),
         "lsmagic" => lsmagic::lower(args),
         _ if CELL_MAGICS.iter().any(|(n, _)| *n == name) => Err(MagicError(format!(

@@ -21,6 +21,7 @@ pub(crate) mod launch;
 mod macros;
 pub(crate) mod module;
 pub mod profile;
+pub mod resources;
 pub(crate) mod source;
 
 pub use source::{source_listing, without_prelude};
@@ -31,6 +32,7 @@ pub mod exports {
     pub use super::config::{Dim3, IntoDim3, IntoLaunchConfig, LaunchConfig};
     pub use super::module::{CudaKernel, Module};
     pub use super::profile::{self, ProfileRecord};
+    pub use super::resources::{KernelResources, Occupancy};
     pub use super::views::{View2, View3};
     pub use crate::launch;
 }

@@ -32,6 +32,8 @@ use std::sync::Arc;
 pub struct Module {
     backend: Arc<CudaBackend>,
     compiled: Arc<CompiledModule>,
+    /// The CUDA C++ it was compiled from (for `%sass`).
+    source: Arc<str>,
 }
 
 impl Module {
@@ -54,7 +56,11 @@ impl Module {
         };
         let backend = CudaBackend::get(ordinal)?;
         let compiled = backend.compile("module", source)?;
-        Ok(Module { backend, compiled })
+        Ok(Module {
+            backend,
+            compiled,
+            source: source.into(),
+        })
     }
 
     /// The kernel `name` (an `extern "C" __global__` function of the source).
@@ -64,6 +70,7 @@ impl Module {
             name: name.to_string(),
             func,
             backend: self.backend.clone(),
+            source: self.source.clone(),
         })
     }
 
@@ -103,8 +110,10 @@ impl fmt::Debug for Module {
 #[derive(Clone)]
 pub struct CudaKernel {
     name: String,
-    func: CudaFunction,
-    backend: Arc<CudaBackend>,
+    pub(super) func: CudaFunction,
+    pub(super) backend: Arc<CudaBackend>,
+    /// The module's CUDA C++ (for `%sass`).
+    pub(super) source: Arc<str>,
 }
 
 impl CudaKernel {

@@ -1,9 +1,9 @@
 //! What a kernel compiles to, for the `%ptx` and `%source` magics.
 
 use super::info::{full_source, KernelInfo};
-use crate::backend::cuda::{compile_ptx, CudaBackend};
+use crate::backend::cuda::{cache_dir, compile_cubin, compile_ptx, CudaBackend};
 use crate::device::{default_device, Device};
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// Architecture PTX is produced for when the default device is the CPU (the course's H100).
 pub const FALLBACK_ARCH: &str = "sm_90";
@@ -78,6 +78,75 @@ pub fn source_listing(source: &str, full: bool) -> String {
             "// (gpukit's prelude, {n} lines of helpers for Rust semantics, is left out: `%source --full` shows it)\n{text}"
         ),
     }
+}
+
+
+/// The machine code (SASS) a kernel runs as on the default GPU, disassembled by the CUDA
+/// toolkit's `cuobjdump` (or `nvdisasm`), for the `%sass` magic. The kernel is compiled by NVRTC
+/// straight to a cubin for the device's exact architecture (`FALLBACK_ARCH` when the default
+/// device is the CPU). Without the toolkit's tools the error says so.
+pub fn sass(info: &KernelInfo) -> Result<String> {
+    let arch = match default_device() {
+        Device::Cuda(n) => CudaBackend::get(n)?.arch().to_string(),
+        Device::Cpu => FALLBACK_ARCH.to_string(),
+    };
+    let cubin = compile_cubin(info.name, &full_source(info), &arch)?;
+    disassemble(info.name, &cubin)
+}
+
+impl super::module::CudaKernel {
+    /// The machine code (SASS) of this raw CUDA kernel's module on its device, for `%sass`
+    /// (see [`sass`]).
+    pub fn sass(&self) -> Result<String> {
+        let cubin = compile_cubin("module", &self.source, self.backend.arch())?;
+        disassemble(self.name(), &cubin)
+    }
+}
+
+/// Where a CUDA toolkit tool is: on `PATH`, else in `$CUDA_HOME/bin` or `/usr/local/cuda/bin`.
+fn toolkit_tool(name: &str) -> Option<std::path::PathBuf> {
+    let mut dirs: Vec<std::path::PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    if let Some(home) = std::env::var_os("CUDA_HOME") {
+        dirs.push(std::path::Path::new(&home).join("bin"));
+    }
+    dirs.push("/usr/local/cuda/bin".into());
+    dirs.into_iter().map(|d| d.join(name)).find(|p| p.is_file())
+}
+
+/// Runs `cuobjdump -sass` (or `nvdisasm`) on a cubin written to gpukit's per-user cache folder.
+fn disassemble(name: &str, cubin: &[u8]) -> Result<String> {
+    let (tool, args): (_, &[&str]) =
+        match (toolkit_tool("cuobjdump"), toolkit_tool("nvdisasm")) {
+            (Some(t), _) => (t, &["-sass"]),
+            (None, Some(t)) => (t, &["-c"]),
+            (None, None) => return Err(Error::Other(
+                "%sass needs the CUDA toolkit's cuobjdump or nvdisasm, found neither on PATH, in \
+                 $CUDA_HOME/bin or in /usr/local/cuda/bin (%ptx shows the PTX without them)"
+                    .into(),
+            )),
+        };
+    let dir = cache_dir().ok_or_else(|| {
+        Error::Other("%sass: no private cache folder to write the machine code to".into())
+    })?;
+    let file = dir.join(format!("{name}-{}.cubin", std::process::id()));
+    std::fs::write(&file, cubin)
+        .map_err(|e| Error::Other(format!("writing {}: {e}", file.display())))?;
+    let out = std::process::Command::new(&tool)
+        .args(args)
+        .arg(&file)
+        .output();
+    let _ = std::fs::remove_file(&file);
+    let out = out.map_err(|e| Error::Other(format!("running {}: {e}", tool.display())))?;
+    if !out.status.success() {
+        return Err(Error::Other(format!(
+            "{} failed: {}",
+            tool.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ pub(crate) mod staging;
 
 pub(crate) use fault::{driver_err, unusable};
 #[allow(unused_imports)]
-pub(crate) use nvrtc::{cache_dir, compile_ptx, nvrtc_version, ptx_entries};
+pub(crate) use nvrtc::{cache_dir, compile_cubin, compile_ptx, nvrtc_version, ptx_entries};
 #[allow(unused_imports)]
 pub(crate) use probe::{nvrtc_probe, probe};
 pub use properties::CudaProperties;

@@ -75,6 +75,59 @@ pub(crate) fn ptx_entries(ptx: &str) -> Vec<String> {
         .collect()
 }
 
+/// Compiles CUDA C++ `source` straight to machine code (a cubin) for the real architecture
+/// `arch` (e.g. `sm_90`), as `%sass` needs. Not cached: it is only for reading.
+pub(crate) fn compile_cubin(name: &str, source: &str, arch: &str) -> Result<Vec<u8>> {
+    use cudarc::nvrtc::{result, sys};
+    use std::ffi::CString;
+    nvrtc_version()?;
+    let compile_err = |log: String| Error::Compile {
+        name: name.to_string(),
+        log,
+    };
+    let src = CString::new(source).map_err(|_| compile_err("source contains a NUL byte".into()))?;
+    let file = CString::new(format!("{name}.cu"))
+        .map_err(|_| compile_err("name contains a NUL byte".into()))?;
+    let prog = result::create_program(&src, Some(&file))
+        .map_err(|e| compile_err(format!("creating the NVRTC program: {e:?}")))?;
+    let options = vec![
+        "-std=c++17".to_string(),
+        format!("--gpu-architecture={arch}"),
+    ];
+    // SAFETY: `prog` is a live program until destroyed at the end; the buffers below have the
+    // sizes NVRTC reports.
+    let cubin = unsafe {
+        let compiled = result::compile_program(prog, &options);
+        let out = match compiled {
+            Err(e) => {
+                let log = result::get_program_log(prog)
+                    .map(|l| {
+                        std::ffi::CStr::from_ptr(l.as_ptr())
+                            .to_string_lossy()
+                            .trim_end()
+                            .to_string()
+                    })
+                    .unwrap_or_else(|_| format!("{e:?}"));
+                Err(compile_err(log))
+            }
+            Ok(()) => {
+                let mut size = 0usize;
+                sys::nvrtcGetCUBINSize(prog, &mut size)
+                    .result()
+                    .map_err(|e| compile_err(format!("no machine code for {arch}: {e:?}")))?;
+                let mut bytes = vec![0u8; size];
+                sys::nvrtcGetCUBIN(prog, bytes.as_mut_ptr() as *mut std::ffi::c_char)
+                    .result()
+                    .map_err(|e| compile_err(format!("reading the machine code: {e:?}")))?;
+                Ok(bytes)
+            }
+        };
+        let _ = result::destroy_program(prog);
+        out
+    };
+    cubin
+}
+
 fn run_nvrtc(name: &str, source: &str, arch: &str) -> Result<String> {
     use cudarc::nvrtc::{CompileError, CompileOptions};
     let opts = CompileOptions {
