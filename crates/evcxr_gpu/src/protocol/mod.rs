@@ -5,6 +5,7 @@
 //! by `jupyter-zmq-client` when it is read; a message that fails is logged and dropped. Sockets
 //! bind to the IP and ports of the connection file only.
 
+pub mod history;
 pub mod is_complete;
 pub mod kernel_info;
 
@@ -13,11 +14,12 @@ use crate::session::{CompletionResult, ExecuteOutcome, InputFn, Interrupter, Job
 use is_complete::Completeness;
 use jupyter_protocol::{
     CommInfoReply, CompleteReply, ConnectionInfo, DisplayData, ErrorOutput, ExecuteInput,
-    ExecuteReply, ExecuteResult, ExecutionCount, HistoryReply, InputRequest, InspectReply,
-    InterruptReply, IsCompleteReply, IsCompleteReplyStatus, JupyterMessage, JupyterMessageContent,
-    ReplyError, ReplyStatus, ShutdownReply, Status,
+    ExecuteReply, ExecuteResult, ExecutionCount, ExpressionResult, HistoryReply, InputRequest,
+    InspectReply, InterruptReply, IsCompleteReply, IsCompleteReplyStatus, JupyterMessage,
+    JupyterMessageContent, ReplyError, ReplyStatus, ShutdownReply, Status, Transient,
 };
 use jupyter_zmq_client::RuntimeError;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
@@ -212,6 +214,7 @@ pub async fn serve(
     });
 
     let mut count: usize = 0;
+    let mut history = history::History::default();
     loop {
         let msg = match shell.read().await {
             Ok(m) => m,
@@ -233,17 +236,21 @@ pub async fn serve(
                     count += 1;
                 }
                 let n = ExecutionCount::new(count);
-                let reply = execute(
+                let (reply, output) = execute(
                     &session,
                     &publisher,
                     &ask_tx,
                     &msg,
                     req.code.clone(),
+                    req.user_expressions.clone().unwrap_or_default(),
                     req.allow_stdin,
                     req.silent,
                     n,
                 )
                 .await;
+                if store {
+                    history.record(count, &req.code, &output);
+                }
                 Some(reply)
             }
             JupyterMessageContent::CompleteRequest(req) => {
@@ -294,8 +301,8 @@ pub async fn serve(
                 };
                 Some(IsCompleteReply::new(status, indent.into()).as_child_of(&msg))
             }
-            JupyterMessageContent::HistoryRequest(_) => {
-                Some(HistoryReply::new(vec![]).as_child_of(&msg))
+            JupyterMessageContent::HistoryRequest(req) => {
+                Some(HistoryReply::new(history.answer(req)).as_child_of(&msg))
             }
             JupyterMessageContent::CommInfoRequest(_) => Some(
                 CommInfoReply {
@@ -343,7 +350,60 @@ async fn shutdown(publisher: &Publisher, interrupter: &Interrupter, msg: &Jupyte
     std::process::exit(0)
 }
 
-/// Runs one execute request and returns its reply.
+/// The `text/plain` of a MIME bundle, or "".
+fn plain_text_of(data: &jupyter_protocol::Media) -> String {
+    serde_json::to_value(data)
+        .ok()
+        .and_then(|v| {
+            v.get("text/plain")
+                .and_then(|t| t.as_str())
+                .map(str::to_string)
+        })
+        .unwrap_or_default()
+}
+
+/// Evaluates the `user_expressions` of an execute request after its code succeeded, each to its
+/// value's MIME bundle or its error (the reply always carries an object, empty when none were
+/// asked). Their output is not shown: they are evaluated with no parent message.
+async fn evaluate_user_expressions(
+    session: &Session,
+    expressions: HashMap<String, String>,
+) -> HashMap<String, ExpressionResult> {
+    let mut results = HashMap::new();
+    for (name, code) in expressions {
+        let (tx, rx) = oneshot::channel();
+        let outcome: ExecuteOutcome = if session.submit(Job::Execute {
+            code,
+            input: None,
+            reply: tx,
+        }) {
+            rx.await.unwrap_or_default()
+        } else {
+            ExecuteOutcome::default()
+        };
+        let result = match outcome.error {
+            Some(e) => ExpressionResult::Error {
+                ename: e.ename,
+                evalue: e.evalue,
+                traceback: e.traceback,
+            },
+            None => ExpressionResult::Ok {
+                data: outcome
+                    .results
+                    .into_iter()
+                    .find(|(_, is_value)| *is_value)
+                    .map(|(data, _)| data)
+                    .unwrap_or_default(),
+                metadata: Default::default(),
+            },
+        };
+        results.insert(name, result);
+    }
+    results
+}
+
+/// Runs one execute request and returns its reply and the text of its result (for the
+/// history).
 #[allow(clippy::too_many_arguments)]
 async fn execute(
     session: &Session,
@@ -351,10 +411,11 @@ async fn execute(
     ask: &mpsc::UnboundedSender<InputAsk>,
     msg: &JupyterMessage,
     code: String,
+    user_expressions: HashMap<String, String>,
     allow_stdin: bool,
     silent: bool,
     n: ExecutionCount,
-) -> JupyterMessage {
+) -> (JupyterMessage, String) {
     if !silent {
         publisher.send_to(
             msg,
@@ -388,21 +449,34 @@ async fn execute(
     } else {
         ExecuteOutcome::default()
     };
+    let output = outcome
+        .results
+        .iter()
+        .find(|(_, is_value)| *is_value)
+        .map(|(data, _)| plain_text_of(data))
+        .unwrap_or_default();
     for (data, is_value) in outcome.results {
         if silent {
             break;
         }
         if is_value {
-            publisher.send_to(msg, ExecuteResult::new(n, data));
+            publisher.send_to(
+                msg,
+                ExecuteResult {
+                    transient: Some(Transient { display_id: None }),
+                    ..ExecuteResult::new(n, data)
+                },
+            );
         } else {
             publisher.send_to(msg, DisplayData::new(data));
         }
     }
     publisher.set_parent(None);
-    match outcome.error {
+    let reply = match outcome.error {
         None => ExecuteReply {
             status: ReplyStatus::Ok,
             execution_count: n,
+            user_expressions: Some(evaluate_user_expressions(session, user_expressions).await),
             ..Default::default()
         }
         .as_child_of(msg),
@@ -427,7 +501,8 @@ async fn execute(
             }
             .as_child_of(msg)
         }
-    }
+    };
+    (reply, output)
 }
 
 #[cfg(test)]

@@ -80,7 +80,6 @@ pub fn source_listing(source: &str, full: bool) -> String {
     }
 }
 
-
 /// The machine code (SASS) a kernel runs as on the default GPU, disassembled by the CUDA
 /// toolkit's `cuobjdump` (or `nvdisasm`), for the `%sass` magic. The kernel is compiled by NVRTC
 /// straight to a cubin for the device's exact architecture (`FALLBACK_ARCH` when the default
