@@ -23,9 +23,9 @@ run_bootstrap() {  # environment of a fresh hosted machine: empty HOME, no cargo
     PYTHON="$PY" "$@"
 }
 
-no_cargo() {
+no_cargo() {  # --build: a wheel in dist/ would be installed (into PYTHON's environment) instead
   local out
-  out="$(run_bootstrap bash "$ROOT/install/hosted_bootstrap.sh" --offline --no-warm 2>&1)"
+  out="$(run_bootstrap bash "$ROOT/install/hosted_bootstrap.sh" --offline --no-warm --build 2>&1)"
   [[ $? -ne 0 && "$out" == *"cargo is not installed"* && "$out" == *"rustup.rs"* ]]
 }
 
