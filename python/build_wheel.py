@@ -248,7 +248,7 @@ def write_wheel(path: Path, entries: list, dist_info: str) -> None:
 def build(binary: Path, out: Path, plat: str = "", strip: bool = True, root: Path = ROOT) -> Path:
     """Builds the wheel into ``out``; returns its path."""
     if not binary.is_file():
-        raise BuildError(f"{binary} does not exist (build it with `make install` or cargo build --release -p evcxr_gpu)")
+        raise BuildError(f"{binary} does not exist (build it: make install, or cargo build --release -p evcxr_gpu)")
     arch, glibc = elf_requirements(binary.read_bytes())
     plat = plat or platform_tag(arch, glibc)
     project = read_pyproject(root / "python" / "pyproject.toml")

@@ -96,7 +96,7 @@ class RustSession:
         msg_id = self.kc.execute(code, silent=False, store_history=True, allow_stdin=False,
                                  stop_on_error=False)
         try:
-            finished, errors = self._drain(msg_id, forwarder, deadline=None)
+            _, errors = self._drain(msg_id, forwarder, deadline=None)
         except KeyboardInterrupt:
             self._interrupt(msg_id, forwarder)
             raise

@@ -68,7 +68,8 @@ def test_kernel_cells_are_written_as_the_kernel_expects():
     assert magics.line_code("gpu", "") == "%gpu"
     assert magics.line_code("device", "  cpu ") == "%device cpu"
     assert magics.cell_code("timeit", "-n 3", "let v = 1;\n") == "%%timeit -n 3\nlet v = 1;\n"
-    assert magics.cell_code("cuda", "", 'extern "C" __global__ void k() {}') == '%%cuda\nextern "C" __global__ void k() {}'
+    cuda = 'extern "C" __global__ void k() {}'
+    assert magics.cell_code("cuda", "", cuda) == "%%cuda\n" + cuda
 
 
 def test_magics_send_their_cells_to_the_session(monkeypatch, shell):

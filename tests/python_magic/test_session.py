@@ -86,10 +86,10 @@ class Rec:
                              clear=lambda wait=False: self.calls.append(("clear", wait)))
 
 
-def session(iopub_msgs, shell_msgs=(reply(),), alive=True, grace=0.5):
+def session(iopub_msgs, shell_msgs=None, alive=True, grace=0.5):
     s = RustSession(find=lambda: pytest.fail("the fake kernel is already running"), poll_interval=0.01,
                     interrupt_grace=grace, reply_timeout=0.2)
-    s.km, s.kc = FakeManager(alive), FakeClient(iopub_msgs, shell_msgs)
+    s.km, s.kc = FakeManager(alive), FakeClient(iopub_msgs, [reply()] if shell_msgs is None else shell_msgs)
     return s
 
 

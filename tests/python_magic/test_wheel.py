@@ -84,7 +84,8 @@ def test_wheel_contents(wheel, kernel_binary):
                 "rust_gpu/rust/crates/gpukit-macros/Cargo.toml", "rust_gpu/kernelspec/kernel.json",
                 "rust_gpu/_build.json", "rust_gpu-0.1.0.dist-info/WHEEL"} <= names
         assert (zf.getinfo("rust_gpu/bin/evcxr_gpu").external_attr >> 16) & 0o111
-        assert f"Tag: py3-none-{build_wheel.platform_tag(arch, glibc)}" in zf.read("rust_gpu-0.1.0.dist-info/WHEEL").decode()
+        tag = build_wheel.platform_tag(arch, glibc)
+        assert f"Tag: py3-none-{tag}" in zf.read("rust_gpu-0.1.0.dist-info/WHEEL").decode()
         meta = zf.read("rust_gpu-0.1.0.dist-info/METADATA").decode()
         assert "Name: rust_gpu" in meta and "Requires-Dist: jupyter_client" in meta
         assert json.loads(zf.read("rust_gpu/_build.json"))["kernel"].startswith("evcxr_gpu ")
