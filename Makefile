@@ -18,12 +18,13 @@ NOTEBOOK_DIRS := notebooks tests/notebooks
 # JupyterLab refuses to run as root unless told; containers and hosted machines often are root.
 LAB_FLAGS := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: help lab test install reinstall test-cargo test-protocol test-install test-notebooks bench-kernel-latency
+.PHONY: help lab test install reinstall wheel test-cargo test-protocol test-install test-python-magic test-notebooks bench-kernel-latency
 
 help:
 	@echo "make lab    install if needed, then start JupyterLab on notebooks/ with the \"Rust (GPU)\" kernel"
 	@echo "make test   install if needed, then run the crate tests, the kernel protocol tests and every notebook"
-	@echo "helpers: make install | reinstall | test-cargo | test-protocol | test-install | test-notebooks | bench-kernel-latency"
+	@echo "make wheel  build dist/rust_gpu-*.whl: the prebuilt kernel for hosted Jupyter (Colab), see python/README.md"
+	@echo "helpers: make install | reinstall | test-cargo | test-protocol | test-install | test-python-magic | test-notebooks | bench-kernel-latency"
 
 $(INSTALLED): $(INSTALL_INPUTS)
 	bash install/install.sh
@@ -34,6 +35,11 @@ install: $(INSTALLED)
 reinstall:
 	bash install/install.sh
 	@touch $(INSTALLED)
+
+# The rust_gpu wheel: the Python extension (%%rust cells in Python notebooks), the release kernel
+# and gpukit's sources, for machines that should not spend 12 minutes building the kernel.
+wheel: $(INSTALLED)
+	$(PY) python/build_wheel.py --binary "$(KERNEL_BIN)" --out "$(ROOT)/dist"
 
 lab: $(INSTALLED)
 	$(RUN_ENV) $(VENV)/bin/jupyter lab $(LAB_FLAGS) --notebook-dir="$(ROOT)/notebooks"
@@ -50,11 +56,15 @@ test-protocol: $(INSTALLED)
 test-install: $(INSTALLED)
 	bash install/test_hosted_bootstrap.sh "$(PY)" "$(KERNEL_BIN)"
 
+# rust_gpu: unit tests, a python3 kernel with %%rust cells, the wheel in a fresh venv.
+test-python-magic: $(INSTALLED)
+	$(TEST_ENV) $(PY) -m pytest -q tests/python_magic
+
 test-notebooks: $(INSTALLED)
 	@if [ -f tests/gpu/check_manifest.py ]; then $(PY) tests/gpu/check_manifest.py || true; fi
 	$(TEST_ENV) $(PY) tests/notebooks/run.py $(NOTEBOOK_DIRS)
 
-test: test-cargo test-protocol test-install test-notebooks
+test: test-cargo test-protocol test-install test-python-magic test-notebooks
 
 bench-kernel-latency: $(INSTALLED)
 	$(PY) benches/kernel_latency/bench.py --evcxr-jupyter "$${EVCXR_JUPYTER:-/work/evcxr-ref/bin/evcxr_jupyter}"

@@ -367,6 +367,20 @@ def warm(stage: Path, env: dict, timeout: float) -> None:
         log(f"evcxr_gpu warm: still building after {timeout:.0f}s; the notebooks go on")
 
 
+def notebook_kernel(metadata: dict, rust_kernel: str) -> tuple[str, dict | None]:
+    """(kernel, environment) of a notebook, as tests/notebooks/run.py chooses them: Rust notebooks
+    run with `rust_kernel` in our environment; a notebook declaring another language (a Python
+    notebook with %%rust cells) runs with its own kernelspec, with the checkout's python/ (the
+    rust_gpu extension) first on PYTHONPATH."""
+    spec = metadata.get("kernelspec") or {}
+    language = spec.get("language") or (metadata.get("language_info") or {}).get("name")
+    if not language or language == "rust" or not spec.get("name"):
+        return rust_kernel, None
+    path = os.environ.get("PYTHONPATH")
+    pydir = str(ROOT / "python")
+    return spec["name"], {**os.environ, "PYTHONPATH": f"{pydir}{os.pathsep}{path}" if path else pydir}
+
+
 def execute_notebook(src: str, dst: str, result: str, kernel: str, cell_timeout: int) -> int:
     """Run one notebook with nbclient; always writes the executed notebook and the result JSON."""
     import nbformat
@@ -374,12 +388,13 @@ def execute_notebook(src: str, dst: str, result: str, kernel: str, cell_timeout:
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
     nb = nbformat.read(src, as_version=4)
+    kernel, env = notebook_kernel(nb.metadata, kernel)
     client = NotebookClient(nb, kernel_name=kernel, timeout=cell_timeout, startup_timeout=180,
                             resources={"metadata": {"path": str(Path(src).parent)}})
     t0 = time.monotonic()
     status, error = "ok", None
     try:
-        client.execute()
+        client.execute(**({"env": env} if env is not None else {}))
     except CellTimeoutError as e:
         status, error = "timeout", str(e).strip().splitlines()[-1:] or ["timeout"]
     except (CellExecutionError, DeadKernelError) as e:

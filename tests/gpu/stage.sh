@@ -31,7 +31,10 @@ DEVICE_STAGE_ROOT=/tmp/gpu-stage   # where run.sh unpacks on the device (must ma
 # Python packages the device image already has (KINDS.md, "Python packages already there"):
 # their wheels are not carried.
 DEVICE_HAS_PY="attrs python_dateutil six typing_extensions"
-WHEELS="nbclient nbformat jupyter_client pyzmq tornado traitlets jupyter_core python-dateutil platformdirs fastjsonschema jsonschema"
+# ipykernel: the python3 kernel of tests/notebooks/python_rust_magic.ipynb (%%rust cells through rust_gpu)
+WHEELS="nbclient nbformat jupyter_client pyzmq tornado traitlets jupyter_core python-dateutil platformdirs fastjsonschema jsonschema ipykernel"
+# ipykernel and IPython run without their debugger and completion engine (10 MiB of wheels)
+PY_NOT_NEEDED="debugpy jedi parso"
 
 log() { echo "[gpu-stage $(date -u +%H:%M:%S)] $*" >&2; }
 die() { echo "gpu-stage: $*" >&2; exit 1; }
@@ -150,7 +153,7 @@ fi
 # ---------------------------------------------------------------------------------------------
 # 3. Python wheels for nbclient and friends (Python 3.12, manylinux, x86_64)
 if step wheels; then
-wkey=$(echo "$WHEELS / $DEVICE_HAS_PY / 3.12" | sha256sum | cut -c1-64)
+wkey=$(echo "$WHEELS / $DEVICE_HAS_PY / $PY_NOT_NEEDED / 3.12" | sha256sum | cut -c1-64)
 if [[ ! -f $G/wheels.stamp || $(cat "$G/wheels.stamp") != "$wkey" ]]; then
   log "pip download wheels for Python 3.12"
   rm -rf "$P/wheels"; mkdir -p "$P/wheels/wheels"
@@ -159,7 +162,7 @@ if [[ ! -f $G/wheels.stamp || $(cat "$G/wheels.stamp") != "$wkey" ]]; then
     --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_26_x86_64 \
     --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --platform manylinux1_x86_64 \
     -d "$P/wheels/wheels" $WHEELS
-  for name in $DEVICE_HAS_PY; do rm -f "$P/wheels/wheels/$name"-[0-9]*.whl; done
+  for name in $DEVICE_HAS_PY $PY_NOT_NEEDED; do rm -f "$P/wheels/wheels/$name"-[0-9]*.whl; done
   # tzdata is only python-dateutil 4's need; the device keeps its own python-dateutil
   rm -f "$P/wheels/wheels"/tzdata-*.whl
   pack wheels "$wkey" "$P/wheels" wheels

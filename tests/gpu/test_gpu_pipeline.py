@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import subprocess
 import sys
 import tarfile
@@ -525,6 +526,17 @@ class NotebookState(unittest.TestCase):
                 self.assertIn("notebooks/a.ipynb", devrun.select_notebooks(stage, "pending"))
             finally:
                 devrun.ROOT = old_root
+
+
+class NotebookKernel(unittest.TestCase):
+    def test_rust_notebooks_use_the_rust_kernel_others_their_own(self):
+        rust = {"kernelspec": {"name": "rust-gpu", "language": "rust"}}
+        self.assertEqual(devrun.notebook_kernel(rust, "rust-gpu"), ("rust-gpu", None))
+        self.assertEqual(devrun.notebook_kernel({}, "rust-gpu"), ("rust-gpu", None))
+        py = {"kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}}
+        kernel, env = devrun.notebook_kernel(py, "rust-gpu")
+        self.assertEqual(kernel, "python3")
+        self.assertEqual(env["PYTHONPATH"].split(os.pathsep)[0], str(devrun.ROOT / "python"))
 
 
 class Recording(unittest.TestCase):

@@ -6,11 +6,17 @@
 Prints one line per notebook (PASS/FAIL, seconds, the failing cell) and closes with
 `N passed, M failed`; exits non-zero if any notebook failed. A cell error fails the notebook
 unless the cell is tagged `raises-exception` (nbclient's convention).
+
+Rust notebooks run with `--kernel`. A notebook whose kernelspec declares another language (a
+Python notebook with `%%rust` cells, `%load_ext rust_gpu`) runs with its own kernelspec (e.g.
+`python3`), with this checkout's `python/` first on its PYTHONPATH so that it imports the
+checkout's rust_gpu.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -38,13 +44,37 @@ def first_line(text: str) -> str:
     return lines[-1][:200] if lines else ""
 
 
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def kernel_for(metadata: dict, rust_kernel: str) -> str:
+    """The kernel of a notebook: `rust_kernel` for Rust notebooks (or when none is declared),
+    the notebook's own kernelspec when it declares another language."""
+    spec = metadata.get("kernelspec") or {}
+    language = spec.get("language") or (metadata.get("language_info") or {}).get("name")
+    if language and language != "rust" and spec.get("name"):
+        return spec["name"]
+    return rust_kernel
+
+
+def kernel_env(kernel: str, rust_kernel: str) -> dict | None:
+    """Environment of a non-Rust kernel: ours, with the checkout's python/ first on PYTHONPATH."""
+    if kernel == rust_kernel:
+        return None
+    path = os.environ.get("PYTHONPATH")
+    pydir = str(ROOT / "python")
+    return {**os.environ, "PYTHONPATH": f"{pydir}{os.pathsep}{path}" if path else pydir}
+
+
 def run_one(path: Path, kernel: str, timeout: int, out: Path | None) -> tuple[bool, str]:
-    """Executes one notebook; returns (passed, detail)."""
+    """Executes one notebook (`kernel` is the Rust kernel); returns (passed, detail)."""
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, kernel_name=kernel, timeout=timeout, startup_timeout=300,
+    own = kernel_for(nb.metadata, kernel)
+    client = NotebookClient(nb, kernel_name=own, timeout=timeout, startup_timeout=300,
                             resources={"metadata": {"path": str(path.parent)}})
+    env = kernel_env(own, kernel)
     try:
-        client.execute()
+        client.execute(**({"env": env} if env is not None else {}))
         ok, detail = True, ""
     except CellExecutionError as e:
         ok, detail = False, f"cell error: {e.ename}: {first_line(e.evalue) or first_line(e)}"
