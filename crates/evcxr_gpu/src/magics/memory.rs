@@ -6,7 +6,7 @@ use super::{require_gpukit, Context, MagicError, Step};
 
 const REPORT: &str = "gpukit::nvml::memory_report().evcxr_display();";
 
-const FREE: &str = "{ let __gk_freed = gpukit::free_cached_memory()?; gpukit::nvml::memory_report().released(__gk_freed).evcxr_display(); }";
+const FREE: &str = "{ let __gk_freed = gpukit::free_cached_memory()?; gpukit::nvml::memory_report().released(__gk_freed).evcxr_display(); };";
 
 /// Lowers `%memory` to `gpukit::nvml::memory_report()`, and `%memory --free` to
 /// `gpukit::free_cached_memory()` followed by the report.
