@@ -816,7 +816,10 @@ mod tests {
             ]
         );
         // On stderr, or where the line does not parse, it is text.
-        assert_eq!(drained(&[show], false), [format!("text {:?}", format!("{show}\n"))]);
+        assert_eq!(
+            drained(&[show], false),
+            [format!("text {:?}", format!("{show}\n"))]
+        );
         assert_eq!(
             drained(&["EVCXR_GPU_DISPLAY {oops"], true),
             ["text \"EVCXR_GPU_DISPLAY {oops\\n\""]
