@@ -87,6 +87,38 @@ def test_display_data_mime_types(kernel):
     assert outputs(msgs, "execute_result")[0]["data"]["text/html"] == "<b>bold show</b>"
 
 
+LIVE = r'''
+println!("before");
+println!("EVCXR_GPU_DISPLAY {{\"display_id\":\"live-1\",\"update\":false,\"data\":{{\"text/plain\":\"first\"}}}}");
+std::thread::sleep(std::time::Duration::from_millis(1500));
+print!("partial ");
+println!("EVCXR_GPU_DISPLAY {{\"display_id\":\"live-1\",\"update\":true,\"data\":{{\"text/plain\":\"second\",\"text/html\":\"<b>second</b>\"}}}}");
+println!("after");
+'''
+
+
+def test_display_lines_show_then_update_in_place_while_the_cell_runs(kernel):
+    """The kernel's display lines (what gpukit's live monitor prints) become display_data with a
+    display_id, then update_display_data with the same id, as they arrive."""
+    _, kc = kernel
+    reply, msgs = run(kc, LIVE)
+    assert reply["status"] == "ok"
+    kinds = [(t, c, at) for t, c, at in msgs if t in ("display_data", "update_display_data")]
+    assert [t for t, _, _ in kinds] == ["display_data", "update_display_data"], msgs
+    (_, shown, shown_at), (_, updated, updated_at) = kinds
+    assert shown["transient"]["display_id"] == "live-1"
+    assert shown["data"] == {"text/plain": "first"}
+    assert updated["transient"]["display_id"] == "live-1"
+    assert updated["data"] == {"text/plain": "second", "text/html": "<b>second</b>"}
+    assert updated_at - shown_at > 1.0, "the first display was not sent while the cell ran"
+    text = "".join(c["text"] for c in outputs(msgs, "stream"))
+    assert text == "before\npartial after\n", repr(text)
+    # Without the marker at a line's start or with bad JSON, it is ordinary output.
+    reply, msgs = run(kc, 'println!("EVCXR_GPU_DISPLAY {{not json");')
+    assert "EVCXR_GPU_DISPLAY {not json" in "".join(c["text"] for c in outputs(msgs, "stream"))
+    assert not outputs(msgs, "display_data")
+
+
 def test_compile_error_reply_has_traceback_with_cell_line(kernel):
     _, kc = kernel
     reply, msgs = run(kc, 'let ok = 1;\nlet bad: i32 = "text";')

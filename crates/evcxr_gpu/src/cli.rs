@@ -4,7 +4,7 @@ use crate::protocol;
 use crate::publisher::{fd_logger, Publisher};
 use crate::session::config::Config;
 use crate::session::progress::{compiling_crate, BuildProgress};
-use crate::session::{libpath, stderr_tap, workdir, Job, Session};
+use crate::session::{display, libpath, stderr_tap, workdir, Job, Session};
 use anyhow::{anyhow, bail, Context as _};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -127,6 +127,8 @@ fn setup() -> anyhow::Result<Setup> {
     let config = Config::from_env().map_err(|e| anyhow!(e))?;
     // Environment changes happen here, before any thread exists.
     libpath::export();
+    // The process evcxr starts to run the cells inherits this: gpukit may print display lines.
+    std::env::set_var(display::UPDATES_VAR, "1");
     let wd = if std::env::var_os("EVCXR_TMPDIR").is_none() {
         match workdir::acquire(&config.workdir) {
             Ok(w) => {

@@ -1,8 +1,11 @@
 //! Writes one chart of each kind to a folder (default `/tmp/plot-look`), as PNG and SVG, to look
-//! at them: `cargo run -p gpukit --example plot_gallery [DIR]`.
+//! at them: `cargo run -p gpukit --example plot_gallery [DIR]`. Also the live monitor's final
+//! chart (`monitor.png`), drawn from 8 s of the fake readings tests use.
 
+use gpukit::nvml::{FakeSource, Sample, SampleSource, Samples};
 use gpukit::plot::{self, Colormap};
 use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
 
 fn main() -> gpukit::Result<()> {
     let dir = std::env::args_os()
@@ -94,5 +97,32 @@ fn main() -> gpukit::Result<()> {
         chart.save(dir.join(format!("{name}.svg")))?;
         println!("wrote {name}.png and {name}.svg");
     }
+
+    // What `%%monitor` leaves after a cell: 8 s of the fake source (two of its cycles), read
+    // every 100 ms, without waiting for them.
+    let fake = FakeSource::default();
+    let interval = Duration::from_millis(100);
+    let samples = (0..=80)
+        .map(|k| {
+            let time = interval * k;
+            Ok(Sample {
+                gpu: 0,
+                time,
+                ..fake.read(0, time)?
+            })
+        })
+        .collect::<gpukit::Result<Vec<_>>>()?;
+    let record = Samples {
+        source: fake.name(),
+        gpus: fake.gpus()?,
+        interval,
+        started: SystemTime::now(),
+        elapsed: interval * 80,
+        samples,
+        errors: vec![],
+    };
+    let monitor = record.chart()?;
+    monitor.save(dir.join("monitor.png"))?;
+    println!("wrote monitor.png\n{}", monitor.summary());
     Ok(())
 }

@@ -3,8 +3,8 @@
 //! Concise GPU programming for Rust notebooks, in the spirit of CuPy and Numba:
 //! device arrays ([`Array`]), kernels written in Rust ([`kernel`](macro@kernel)), raw CUDA C
 //! ([`Module::from_cuda`]), and a CPU backend that runs the same code on machines without a GPU.
-//! Notebooks also get charts ([`plot`]: `gpukit::plot::line(&x, &y)?`), images ([`image`]) and
-//! the GPU's state ([`nvml`]).
+//! Notebooks also get charts ([`plot`]: `gpukit::plot::line(&x, &y)?`), images ([`image`]),
+//! the GPU's state ([`nvml`]) and a live chart of it while code runs ([`monitor`]).
 //!
 //! ```
 //! use gpukit::prelude::*;
@@ -34,6 +34,7 @@ pub mod element;
 pub mod error;
 pub mod image;
 pub mod kernel;
+pub mod monitor;
 pub mod nvml;
 pub mod plot;
 mod process;
@@ -41,10 +42,10 @@ mod process;
 pub mod testing;
 
 pub use array::{Array, IntoRhs, IntoShape, PinnedBuffer, Rhs};
-pub use device::memory::{memory_stats, MemoryStats};
+pub use device::memory::{free_cached_memory, memory_stats, pool_stats, MemoryStats, PoolStats};
 pub use device::{
-    cuda_device_count, cuda_unavailable_reason, default_device, set_default_device, synchronize,
-    CpuProperties, CudaProperties, Device, DeviceProperties,
+    cuda_device_count, cuda_devices_in_use, cuda_unavailable_reason, default_device,
+    set_default_device, synchronize, CpuProperties, CudaProperties, Device, DeviceProperties,
 };
 pub use element::{DType, Element, Float, Numeric, Scalar};
 pub use error::{Error, OutOfBounds, Result};

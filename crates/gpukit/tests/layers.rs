@@ -20,6 +20,8 @@ const LAYERS: &[&[&str]] = &[
     &["kernel"],
     &["array"],
     &["image", "nvml", "plot"],
+    // Combines two leaves: NVML samples drawn as a chart.
+    &["monitor"],
     // The crate root and the macros' re-export surface may use everything.
     &["lib", "private"],
 ];

@@ -11,6 +11,7 @@ pub mod gpu;
 pub mod kernelinfo;
 pub mod lsmagic;
 pub mod memory;
+pub mod monitor;
 pub mod profile;
 pub mod ptx;
 pub mod sass;
@@ -76,11 +77,13 @@ impl std::error::Error for MagicError {}
 pub const LINE_MAGICS: &[(&str, &str)] = &[
     (
         "gpu",
-        "device table from NVML: name, driver, memory, utilisation, temperature, power, processes",
+        "device table from NVML: name, driver, memory, utilisation, temperature, power, processes; \
+         %gpu --watch [SECONDS] [--interval MS]: a live chart of utilisation and memory",
     ),
     (
         "memory",
-        "GPU memory used/free (NVML) and gpukit's live allocations",
+        "GPU memory: NVML's numbers (device, this process) beside gpukit's live arrays and pool \
+         cache; %memory --free gives the pool cache back",
     ),
     (
         "device",
@@ -125,6 +128,10 @@ pub const CELL_MAGICS: &[(&str, &str)] = &[
         "profile",
         "table of every kernel launched in the cell: calls and GPU time (CUDA events)",
     ),
+    (
+        "monitor",
+        "%%monitor [--interval MS]: run the cell with a live chart of GPU utilisation and memory",
+    ),
 ];
 
 /// The known magics in one line each, for error messages.
@@ -165,6 +172,7 @@ pub fn lower_cell(name: &str, args: &str, body: &str, ctx: Context) -> Result<St
         "time" => time::lower_cell(args, body, ctx),
         "timeit" => timeit::lower_cell(args, body, ctx),
         "profile" => profile::lower(args, body, ctx),
+        "monitor" => monitor::lower(args, body, ctx),
         _ => Err(unknown(&format!("%%{name}"))),
     }
 }
@@ -265,6 +273,31 @@ mod tests {
     fn raw_strings_survive_quotes_and_hashes() {
         assert_eq!(raw_string("a"), "r#\"a\"#");
         assert_eq!(raw_string("x\"#y"), "r##\"x\"#y\"##");
+    }
+
+    #[test]
+    fn the_monitor_magics_are_listed_and_dispatched() {
+        let known = known_magics();
+        assert!(
+            known.contains("%gpu") && known.contains("%%monitor"),
+            "{known}"
+        );
+        assert!(matches!(
+            lower_cell("monitor", "", "x();", GK),
+            Ok(Step::Rust(_))
+        ));
+        assert!(matches!(
+            lower_line("gpu", "--watch 1", GK),
+            Ok(Step::Rust(_))
+        ));
+        assert!(matches!(
+            lower_line("memory", "--free", GK),
+            Ok(Step::Rust(_))
+        ));
+        assert!(lower_line("monitor", "", GK)
+            .unwrap_err()
+            .0
+            .contains("%%monitor"));
     }
 
     #[test]

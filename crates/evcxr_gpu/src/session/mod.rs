@@ -8,6 +8,7 @@
 //! Why this file is long: the session is one state machine (start-up, cells, magics lowering, completion, interrupts); its helpers already live in the sibling files.
 
 pub mod config;
+pub mod display;
 pub mod errors;
 pub mod libpath;
 pub mod progress;
@@ -203,34 +204,60 @@ impl Forwarder {
     }
 }
 
-/// `first` and the lines that follow it in a burst, without the completion marker.
-fn drain(first: String, rx: &crossbeam_channel::Receiver<String>, seen: &Seen) -> String {
+/// A burst of output, in order: text, and displays the cell shows or updates (stdout only).
+enum Piece {
+    Text(String),
+    Display(display::Display),
+}
+
+/// `first` and the lines that follow it in a burst, without the completion marker; display
+/// lines become [`Piece::Display`] where `displays` is set.
+fn drain(
+    first: String,
+    rx: &crossbeam_channel::Receiver<String>,
+    seen: &Seen,
+    displays: bool,
+) -> Vec<Piece> {
+    let mut pieces = Vec::new();
     let mut text = String::new();
+    let mut size = 0;
     let mut line = Some(first);
     while let Some(l) = line.take() {
+        size += l.len() + 1;
         if l == COMPLETED_MARKER {
             seen.completed.store(true, Ordering::SeqCst);
+        } else if let Some((before, d)) = displays.then(|| display::split_display(&l)).flatten() {
+            text.push_str(before);
+            if !text.is_empty() {
+                pieces.push(Piece::Text(std::mem::take(&mut text)));
+            }
+            pieces.push(Piece::Display(d));
         } else {
             text.push_str(&l);
             text.push('\n');
         }
         // Lines printed in a burst become one message (a few ms of patience at most).
-        if text.len() < 64 * 1024 {
+        if size < 64 * 1024 {
             line = rx.recv_timeout(Duration::from_millis(3)).ok();
         }
     }
-    text
+    if !text.is_empty() {
+        pieces.push(Piece::Text(text));
+    }
+    pieces
 }
 
-fn publish(publisher: &Publisher, seen: &Seen, text: &str, stderr: bool) {
-    if text.is_empty() {
-        return;
-    }
-    if stderr {
-        publisher.stderr(text);
-        *seen.last_stderr.lock().unwrap_or_else(|p| p.into_inner()) = text.to_string();
-    } else {
-        publisher.stdout(text);
+fn publish(publisher: &Publisher, seen: &Seen, pieces: Vec<Piece>, stderr: bool) {
+    for piece in pieces {
+        match piece {
+            Piece::Text(text) if stderr => {
+                publisher.stderr(&text);
+                *seen.last_stderr.lock().unwrap_or_else(|p| p.into_inner()) = text;
+            }
+            Piece::Text(text) => publisher.stdout(&text),
+            Piece::Display(d) if d.update => publisher.update_display(d.data, &d.id),
+            Piece::Display(d) => publisher.display(d.data, Some(&d.id)),
+        }
     }
 }
 
@@ -248,20 +275,20 @@ fn forward(
         let e = err.as_ref().unwrap_or(&never);
         crossbeam_channel::select! {
             recv(o) -> line => match line {
-                Ok(l) => publish(&publisher, &seen, &drain(l, o, &seen), false),
+                Ok(l) => publish(&publisher, &seen, drain(l, o, &seen, true), false),
                 Err(_) => out = None,
             },
             recv(e) -> line => match line {
-                Ok(l) => publish(&publisher, &seen, &drain(l, e, &seen), true),
+                Ok(l) => publish(&publisher, &seen, drain(l, e, &seen, false), true),
                 Err(_) => err = None,
             },
             recv(flush) -> ack => match ack {
                 Ok(ack) => {
                     while let Ok(l) = o.try_recv() {
-                        publish(&publisher, &seen, &drain(l, o, &seen), false);
+                        publish(&publisher, &seen, drain(l, o, &seen, true), false);
                     }
                     while let Ok(l) = e.try_recv() {
-                        publish(&publisher, &seen, &drain(l, e, &seen), true);
+                        publish(&publisher, &seen, drain(l, e, &seen, false), true);
                     }
                     let _ = ack.send(());
                 }
@@ -755,6 +782,49 @@ pub fn complete_magic(code: &str, cursor: usize) -> Option<CompletionResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What `drain` makes of `lines` (the first one is taken as already received).
+    fn drained(lines: &[&str], displays: bool) -> Vec<String> {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        for l in &lines[1..] {
+            tx.send(l.to_string()).unwrap();
+        }
+        let seen = Seen::default();
+        let pieces = drain(lines[0].to_string(), &rx, &seen, displays);
+        pieces
+            .into_iter()
+            .map(|p| match p {
+                Piece::Text(t) => format!("text {t:?}"),
+                Piece::Display(d) => format!("display {} {}", d.id, d.update),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn display_lines_become_displays_in_order() {
+        let show = "EVCXR_GPU_DISPLAY {\"display_id\":\"m\",\"update\":false,\"data\":{\"text/plain\":\"x\"}}";
+        let update = "EVCXR_GPU_DISPLAY {\"display_id\":\"m\",\"update\":true,\"data\":{\"text/plain\":\"y\"}}";
+        let partial = format!("50%{update}");
+        assert_eq!(
+            drained(&["a", show, "b", COMPLETED_MARKER, &partial, "c"], true),
+            [
+                "text \"a\\n\"",
+                "display m false",
+                "text \"b\\n50%\"",
+                "display m true",
+                "text \"c\\n\""
+            ]
+        );
+        // On stderr, or where the line does not parse, it is text.
+        assert_eq!(
+            drained(&[show], false),
+            [format!("text {:?}", format!("{show}\n"))]
+        );
+        assert_eq!(
+            drained(&["EVCXR_GPU_DISPLAY {oops"], true),
+            ["text \"EVCXR_GPU_DISPLAY {oops\\n\""]
+        );
+    }
 
     #[test]
     fn completes_magic_names() {

@@ -269,6 +269,15 @@ pub fn cuda_device_count() -> usize {
     crate::backend::cuda::probe().unwrap_or(0)
 }
 
+/// The CUDA devices gpukit has used in this process (those with a context), in order. Asking
+/// creates nothing.
+pub fn cuda_devices_in_use() -> Vec<Device> {
+    crate::backend::cuda::backends_in_use()
+        .iter()
+        .map(|b| b.device())
+        .collect()
+}
+
 /// Why CUDA is not usable here, or `None` if it is.
 pub fn cuda_unavailable_reason() -> Option<String> {
     match crate::backend::cuda::probe() {

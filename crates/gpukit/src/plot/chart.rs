@@ -109,6 +109,10 @@ pub struct Chart {
     pub(crate) format: Format,
     pub(crate) cmap: Colormap,
     pub(crate) clim: Option<(f64, f64)>,
+    pub(crate) ylim: Option<(f64, f64)>,
+    /// The least width of the labels left of the plot (charts stacked in one picture share
+    /// the widest, so that their plots line up).
+    pub(crate) min_y_area: u32,
 }
 
 impl Chart {
@@ -126,6 +130,8 @@ impl Chart {
             format: Format::default(),
             cmap: Colormap::default(),
             clim: None,
+            ylim: None,
+            min_y_area: 0,
         }
     }
 
@@ -216,6 +222,14 @@ impl Chart {
         self
     }
 
+    /// Sets the visible y range to `min..max` (e.g. `0..100` for percentages), so that charts
+    /// of different data share one scale. Nothing is cut off: data beyond the range widens it.
+    /// Not for images; on a log y axis both ends must be positive.
+    pub fn ylim(mut self, min: f64, max: f64) -> Chart {
+        self.ylim = Some((min, max));
+        self
+    }
+
     /// Adds a line series to a line or scatter chart.
     ///
     /// ```
@@ -270,10 +284,28 @@ impl Chart {
         draw::render_svg(self)
     }
 
+    /// The width of the labels left of the plot of a line, scatter, histogram or bar chart
+    /// (see [`Chart::min_y_label_width`]).
+    pub(crate) fn y_label_width(&self) -> Result<u32> {
+        draw::y_label_width(self)
+    }
+
+    /// Makes the labels left of the plot take at least `px` pixels, so that the plots of charts
+    /// stacked in one picture line up.
+    pub(crate) fn min_y_label_width(mut self, px: u32) -> Chart {
+        self.min_y_area = px;
+        self
+    }
+
+    /// The chart as RGB bytes, row by row (`width * height * 3`).
+    pub(crate) fn to_rgb(&self) -> Result<Vec<u8>> {
+        self.check_size()?;
+        draw::render_rgb(self)
+    }
+
     /// The chart as a PNG file's bytes.
     pub fn to_png(&self) -> Result<Vec<u8>> {
-        self.check_size()?;
-        let rgb = draw::render_rgb(self)?;
+        let rgb = self.to_rgb()?;
         let img = image::RgbImage::from_raw(self.width, self.height, rgb)
             .ok_or_else(|| Error::Other("internal: chart bitmap has the wrong size".into()))?;
         let mut png = Vec::new();
@@ -360,6 +392,22 @@ impl Chart {
     }
 
     fn check_size(&self) -> Result<()> {
+        if let Some((min, max)) = self.ylim {
+            let why = if matches!(self.kind, Kind::Image(_)) {
+                Some("an image has no y scale to set")
+            } else if !(min.is_finite() && max.is_finite() && min < max) {
+                Some("the limits must be finite with min < max")
+            } else if self.log_y && min <= 0.0 {
+                Some("a log y axis needs positive limits")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(Error::Other(format!(
+                    "ylim({min}, {max}) cannot be used: {why}"
+                )));
+            }
+        }
         let (lo, hi) = SIZE_LIMITS;
         if (lo..=hi).contains(&self.width) && (lo..=hi).contains(&self.height) {
             Ok(())

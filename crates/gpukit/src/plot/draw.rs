@@ -8,8 +8,8 @@ use super::chart::{Chart, Kind, Mark};
 use super::colormap::series_color;
 use super::font::{self, text};
 use super::layout::{
-    categories, draw_title, drawing_error, numeric_axis, style_mesh, tick_height, x_axis,
-    x_label_area, y_label_area, MARGIN, TICK_FONT, TICK_LEN,
+    categories, draw_title, drawing_error, numeric_axis, style_mesh, tick_height, title_height,
+    x_axis, x_label_area, y_label_area, MARGIN, TICK_FONT, TICK_LEN,
 };
 use super::legend::{self, Entry};
 use super::raster;
@@ -278,8 +278,40 @@ fn ranges(m: &Marks, chart: &Chart) -> ((f64, f64), (f64, f64)) {
             if yhi == 0.0 { 0.0 } else { hi },
         )
     };
+    let y = match chart.ylim {
+        Some((min, max)) => {
+            let lo = to_units(min, chart.log_y).unwrap_or(ylo);
+            let hi = to_units(max, chart.log_y).unwrap_or(yhi);
+            // Data beyond the limits widens the range (with the usual margin on that side).
+            (
+                if ylo < lo { y.0 } else { lo },
+                if yhi > hi { y.1 } else { hi },
+            )
+        }
+        None => y,
+    };
     // All-zero bars leave an empty range: give it a width.
     (x, widen(y.0, y.1))
+}
+
+/// The y axis of a plot `h` pixels high whose plot area starts `top` pixels down and leaves
+/// `x_area` pixels below it, and the width of the labels left of it.
+fn y_layout(chart: &Chart, (ylo, yhi): (f64, f64), h: u32, top: u32, x_area: u32) -> (Axis, u32) {
+    let plot_h = h.saturating_sub(top + x_area + MARGIN).max(20);
+    let y_axis = numeric_axis(ylo, yhi, chart.log_y, (plot_h / 45).clamp(2, 10) as usize);
+    let y_area = y_label_area(&y_axis, chart.ylabel.as_deref()).max(chart.min_y_area);
+    (y_axis, y_area)
+}
+
+/// The width of the labels left of the plot of a line, scatter, histogram or bar chart (with
+/// numbers on the x axis), as drawing it lays them out.
+pub(crate) fn y_label_width(chart: &Chart) -> Result<u32> {
+    font::ensure_font()?;
+    let m = marks(chart)?;
+    let (_, y) = ranges(&m, chart);
+    let top = MARGIN + title_height(chart.title.as_deref());
+    let x_area = x_label_area(chart.xlabel.as_deref(), tick_height());
+    Ok(y_layout(chart, y, chart.height, top, x_area).1)
 }
 
 /// Draws a line, scatter, histogram or bar chart below `top`.
@@ -300,9 +332,7 @@ where
     // names) on the plot's width: lay out once, then again for upright names.
     let layout = |label_extent: u32| {
         let x_area = x_label_area(chart.xlabel.as_deref(), label_extent);
-        let plot_h = h.saturating_sub(top + x_area + MARGIN).max(20);
-        let y_axis = numeric_axis(ylo, yhi, chart.log_y, (plot_h / 45).clamp(2, 10) as usize);
-        let y_area = y_label_area(&y_axis, chart.ylabel.as_deref());
+        let (y_axis, y_area) = y_layout(chart, (ylo, yhi), h, top, x_area);
         let plot_w = w.saturating_sub(MARGIN + y_area + right).max(20);
         (x_area, y_axis, y_area, plot_w)
     };

@@ -389,3 +389,37 @@ fn save_writes_svg_and_png_files() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn ylim_sets_the_scale_and_never_hides_data() {
+    let x = [0.0, 1.0, 2.0, 3.0];
+    let half = [10.0, 30.0, 50.0, 20.0];
+    let free = line(&x, &half).unwrap().to_svg().unwrap();
+    assert!(!has_text(&free, "100"));
+    let fixed = line(&x, &half).unwrap().ylim(0.0, 100.0).to_svg().unwrap();
+    assert!(
+        has_text(&fixed, "0") && has_text(&fixed, "100"),
+        "ticks 0..100"
+    );
+    // Beyond the limits the axis widens instead of cutting the line off.
+    let over = line(&x, &[10.0, 30.0, 160.0, 20.0])
+        .unwrap()
+        .ylim(0.0, 100.0)
+        .to_svg()
+        .unwrap();
+    assert!(has_text(&over, "150"), "the axis reaches the data");
+    for (chart, why) in [
+        (line(&x, &half).unwrap().ylim(1.0, 1.0), "min < max"),
+        (line(&x, &half).unwrap().ylim(f64::NAN, 1.0), "finite"),
+        (line(&x, &half).unwrap().log_y().ylim(0.0, 10.0), "positive"),
+        (
+            imshow(&ndarray::Array2::<f64>::zeros((4, 4)))
+                .unwrap()
+                .ylim(0.0, 1.0),
+            "image",
+        ),
+    ] {
+        let e = chart.to_png().unwrap_err().to_string();
+        assert!(e.contains("ylim(") && e.contains(why), "{e}");
+    }
+}

@@ -240,6 +240,29 @@ impl CudaBackend {
         free + self.pool.as_ref().map_or(0, |p| p.idle_bytes())
     }
 
+    /// The memory pool's `(reserved, used)` bytes, or `None` where the device has no pool.
+    pub(crate) fn pool_usage(&self) -> Option<(usize, usize)> {
+        self.pool
+            .as_ref()
+            .map(|p| (p.reserved_bytes(), p.used_bytes()))
+    }
+
+    /// Waits for the stream (so that buffers freed on it are back in the pool), then gives the
+    /// pool's idle memory back to the driver; returns the bytes released. Errors that kernels
+    /// recorded stay for the next [`CudaBackend::synchronize`].
+    pub(crate) fn trim_pool(&self) -> Result<usize> {
+        self.ensure_usable()?;
+        let Some(pool) = &self.pool else {
+            return Ok(0);
+        };
+        self.stream
+            .synchronize()
+            .map_err(|e| self.fault_err("synchronizing before trimming the memory pool", e))?;
+        let before = pool.reserved_bytes();
+        pool.trim();
+        Ok(before.saturating_sub(pool.reserved_bytes()))
+    }
+
     fn oom(&self, requested: usize) -> Error {
         Error::OutOfMemory {
             device: format!("cuda:{}", self.ordinal),

@@ -53,11 +53,20 @@ impl Pool {
         }
     }
 
+    /// Bytes the pool has taken from the device (in use by allocations, or idle).
+    pub(crate) fn reserved_bytes(&self) -> usize {
+        self.attribute(PoolAttr::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) as usize
+    }
+
+    /// Bytes of the pool that allocations use (a freed buffer counts until the stream has
+    /// passed its free).
+    pub(crate) fn used_bytes(&self) -> usize {
+        self.attribute(PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_CURRENT) as usize
+    }
+
     /// Bytes the pool holds that no allocation uses (available to the next request).
     pub(crate) fn idle_bytes(&self) -> usize {
-        let reserved = self.attribute(PoolAttr::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT);
-        let used = self.attribute(PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_CURRENT);
-        reserved.saturating_sub(used) as usize
+        self.reserved_bytes().saturating_sub(self.used_bytes())
     }
 
     /// Gives every idle byte back to the system (call after synchronising the stream).

@@ -39,6 +39,9 @@ pub struct CudaProperties {
     pub memory_bus_width_bits: u32,
     /// L2 cache size in bytes.
     pub l2_cache_bytes: usize,
+    /// PCI domain, bus and device numbers: where the GPU sits, the same for CUDA and NVML
+    /// (whose device order may differ from CUDA's).
+    pub pci_location: [u32; 3],
 }
 
 pub(super) fn query_properties(ctx: &Arc<CudaContext>) -> Result<CudaProperties> {
@@ -79,5 +82,10 @@ pub(super) fn query_properties(ctx: &Arc<CudaContext>) -> Result<CudaProperties>
         memory_clock_khz: a(Attr::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)?,
         memory_bus_width_bits: a(Attr::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)?,
         l2_cache_bytes: a(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as usize,
+        pci_location: [
+            a(Attr::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID)?,
+            a(Attr::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID)?,
+            a(Attr::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)?,
+        ],
     })
 }

@@ -2,7 +2,14 @@
 //!
 //! NVML is loaded at run time (`libnvidia-ml.so` comes with the NVIDIA driver). Without it every
 //! function here still works: [`device_table`] and [`memory_report`] then say
-//! "no NVIDIA GPU, running on CPU", and [`gpus`] returns [`Error::NoGpu`].
+//! "no NVIDIA GPU, running on CPU", and [`gpus`] and [`Sampler::start`] return
+//! [`Error::NoGpu`].
+//!
+//! * [`device_table`]: a snapshot of every GPU (the `%gpu` magic).
+//! * [`memory_report`]: device memory as NVML sees it beside what gpukit holds (`%memory`).
+//! * [`Sampler`]: utilisation, memory, power, temperature, clock and PCIe traffic recorded on a
+//!   background thread at a chosen interval (the live monitor, `%gpu --watch` and `%%monitor`,
+//!   draws them; see `gpukit::monitor`).
 //!
 //! ```no_run
 //! // In a notebook (this is what the `%gpu` and `%memory` magics evaluate):
@@ -10,8 +17,19 @@
 //! # ;
 //! ```
 
-use crate::device::memory::{human_bytes, memory_stats};
-use crate::device::Device;
+mod fake;
+pub mod memory;
+pub mod sampler;
+mod summary;
+
+pub use fake::{fake_enabled, FakeSource, FAKE_VAR};
+pub use memory::{memory_report, GpuMemory, MemoryReport, ProcessMemory};
+pub use sampler::{
+    GpuInfo, NvmlSource, Sample, SampleSource, Sampler, Samples, DEFAULT_INTERVAL, MAX_INTERVAL,
+    MIN_INTERVAL,
+};
+
+use crate::device::memory::human_bytes;
 use crate::error::{Error, Result};
 use nvml_wrapper::enum_wrappers::device::TemperatureSensor;
 use nvml_wrapper::enums::device::UsedGpuMemory;
@@ -69,15 +87,7 @@ pub struct DeviceTable {
     pub gpus: std::result::Result<Vec<GpuStatus>, String>,
 }
 
-/// NVML memory per GPU plus gpukit's own live allocations, as the `%memory` magic shows it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MemoryReport {
-    /// Per GPU: NVML's used/free/total (the reason when NVML is unavailable).
-    pub gpus: std::result::Result<Vec<GpuStatus>, String>,
-    /// gpukit's live arrays on the CPU and on each GPU NVML lists.
-    pub gpukit: Vec<crate::device::memory::MemoryStats>,
-}
-
+/// The NVML library, loaded once; the reason (starting with [`NO_GPU`]) when it cannot be.
 fn nvml() -> std::result::Result<&'static Nvml, String> {
     static NVML: OnceLock<std::result::Result<Nvml, String>> = OnceLock::new();
     NVML.get_or_init(|| Nvml::init().map_err(|e| format!("{NO_GPU} (NVML not available: {e})")))
@@ -144,20 +154,8 @@ pub fn device_table() -> DeviceTable {
     }
 }
 
-/// The `%memory` report: NVML used/free per GPU and gpukit's live allocations.
-pub fn memory_report() -> MemoryReport {
-    let gpus = gpus().map_err(|e| no_gpu_reason(&e));
-    let mut devices = vec![Device::Cpu];
-    if let Ok(list) = &gpus {
-        devices.extend(list.iter().map(|g| Device::Cuda(g.index as usize)));
-    }
-    MemoryReport {
-        gpus,
-        gpukit: devices.iter().map(memory_stats).collect(),
-    }
-}
-
-fn no_gpu_reason(e: &Error) -> String {
+/// The one-line "no NVIDIA GPU, running on CPU (why)" for an error.
+pub(crate) fn no_gpu_reason(e: &Error) -> String {
     match e {
         Error::NoGpu(why) if why.contains(NO_GPU) => why.clone(),
         Error::NoGpu(why) => format!("{NO_GPU} ({why})"),
@@ -284,39 +282,6 @@ impl fmt::Display for DeviceTable {
     }
 }
 
-impl MemoryReport {
-    /// Rich display in the `evcxr_gpu` kernel (plain text).
-    pub fn evcxr_display(&self) {
-        send_content("text/plain", &self.to_string());
-    }
-}
-
-impl fmt::Display for MemoryReport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.gpus {
-            Ok(gpus) => {
-                for g in gpus {
-                    writeln!(
-                        f,
-                        "[{}] {}: {} used, {} free, {} total",
-                        g.index,
-                        g.name,
-                        bytes(g.memory_used),
-                        bytes(g.memory_free),
-                        bytes(g.memory_total)
-                    )?;
-                }
-            }
-            Err(why) => writeln!(f, "{why}")?,
-        }
-        write!(f, "gpukit allocations:")?;
-        for s in &self.gpukit {
-            write!(f, "\n    {s}")?;
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,17 +338,12 @@ mod tests {
     }
 
     #[test]
-    fn memory_report_lists_gpukit_allocations() {
-        let r = MemoryReport {
-            gpus: Err(NO_GPU.into()),
-            gpukit: vec![memory_stats(&Device::Cpu)],
-        };
-        let s = r.to_string();
-        assert!(s.starts_with(NO_GPU) && s.contains("gpukit allocations:\n    cpu"));
+    fn reasons_say_no_gpu_once() {
         assert_eq!(
             no_gpu_reason(&Error::NoGpu("x".into())),
             format!("{NO_GPU} (x)")
         );
+        assert_eq!(no_gpu_reason(&Error::NoGpu(NO_GPU.into())), NO_GPU);
     }
 
     #[test]
