@@ -24,6 +24,8 @@ KERNEL_LINE_MAGICS = {
     "time": "%time EXPR: wall time of one Rust statement, device synchronised",
     "timeit": "%timeit [-n N] [-r R] EXPR: mean ± std of repeated runs, device synchronised",
     "ptx": "%ptx NAME: the PTX a kernel compiled to",
+    "kernelinfo": "%kernelinfo NAME: registers, memory, spills and occupancy of a kernel on the GPU",
+    "sass": "%sass NAME: the machine code (SASS) of a kernel, via cuobjdump",
     "source": "%source [--full] NAME: the CUDA C++ source of a kernel (--full: with gpukit's prelude)",
     "lsmagic": "list the evcxr_gpu kernel's magics",
 }
@@ -33,6 +35,7 @@ KERNEL_CELL_MAGICS = {
     "time": "wall time of the Rust cell, device synchronised",
     "timeit": "%%timeit [-n N] [-r R]: IPython-style timing of the Rust cell, device synchronised every loop",
     "profile": "table of every kernel launched in the Rust cell: calls and GPU time (CUDA events)",
+    "monitor": "%%monitor [--interval MS]: run the cell with a live chart of GPU utilisation and memory",
 }
 
 _session: Optional[RustSession] = None
