@@ -654,7 +654,9 @@ impl Worker {
                     self.publisher.stdout(&format!("{}\n", source.trim_end()));
                     return Ok(None);
                 }
-                return self.eval(&format!("println!(\"{{}}\", {module_var}.ptx());"), input);
+                if magic == "%ptx" {
+                    return self.eval(&format!("println!(\"{{}}\", {module_var}.ptx());"), input);
+                }
             }
         }
         self.eval(code, input)
