@@ -1,20 +1,11 @@
 //! `%kernelinfo NAME`: registers, shared and local memory, spills, largest block and occupancy of a kernel on the GPU.
 
-use super::{ident_arg, require_gpukit, Context, MagicError, Step};
+use super::{reflect_method, Context, MagicError, Step};
 
 /// Lowers `%kernelinfo NAME` to `NAME.resources()` (a `#[kernel]` or a `%%cuda` kernel); on the CPU
 /// device, or where the tools are missing, the reason is printed, not raised.
 pub fn lower(args: &str, ctx: Context) -> Result<Step, MagicError> {
-    let name = ident_arg("%kernelinfo", args)?;
-    require_gpukit("%kernelinfo", ctx)?;
-    let code = format!(
-        "match {name}.resources() {{ Ok(r) => println!(\"{{}}\", r), Err(e @ (gpukit::Error::NeedsGpu {{ .. }} | gpukit::Error::NoGpu(_) | gpukit::Error::Other(_))) => println!(\"%kernelinfo {name}: {{}}\", e), Err(e) => Err(e)?, }}"
-    );
-    Ok(Step::Reflect {
-        magic: "%kernelinfo",
-        name,
-        code,
-    })
+    reflect_method("%kernelinfo", "resources", args, ctx)
 }
 
 #[cfg(test)]

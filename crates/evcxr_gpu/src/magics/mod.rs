@@ -236,6 +236,22 @@ pub(crate) fn raw_string(text: &str) -> String {
     format!("r{h}\"{text}\"{h}")
 }
 
+/// `%magic NAME` lowered to `NAME.method()` printed with `{}`; a missing GPU or tool (`NeedsGpu`,
+/// `NoGpu`, `Other`) is printed as `%magic NAME: reason` instead of failing the cell.
+pub(crate) fn reflect_method(
+    magic: &'static str,
+    method: &str,
+    args: &str,
+    ctx: Context,
+) -> Result<Step, MagicError> {
+    let name = ident_arg(magic, args)?;
+    require_gpukit(magic, ctx)?;
+    let code = format!(
+        "match {name}.{method}() {{ Ok(r) => println!(\"{{}}\", r), Err(e @ (gpukit::Error::NeedsGpu {{ .. }} | gpukit::Error::NoGpu(_) | gpukit::Error::Other(_))) => println!(\"{magic} {name}: {{}}\", e), Err(e) => Err(e)?, }}"
+    );
+    Ok(Step::Reflect { magic, name, code })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

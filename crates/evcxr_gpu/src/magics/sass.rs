@@ -1,20 +1,11 @@
 //! `%sass NAME`: the machine code (SASS) a kernel runs as, from the CUDA toolkit's cuobjdump.
 
-use super::{ident_arg, require_gpukit, Context, MagicError, Step};
+use super::{reflect_method, Context, MagicError, Step};
 
 /// Lowers `%sass NAME` to `NAME.sass()` (a `#[kernel]` or a `%%cuda` kernel); on the CPU
 /// device, or where the tools are missing, the reason is printed, not raised.
 pub fn lower(args: &str, ctx: Context) -> Result<Step, MagicError> {
-    let name = ident_arg("%sass", args)?;
-    require_gpukit("%sass", ctx)?;
-    let code = format!(
-        "match {name}.sass() {{ Ok(r) => println!(\"{{}}\", r), Err(e @ (gpukit::Error::NeedsGpu {{ .. }} | gpukit::Error::NoGpu(_) | gpukit::Error::Other(_))) => println!(\"%sass {name}: {{}}\", e), Err(e) => Err(e)?, }}"
-    );
-    Ok(Step::Reflect {
-        magic: "%sass",
-        name,
-        code,
-    })
+    reflect_method("%sass", "sass", args, ctx)
 }
 
 #[cfg(test)]
