@@ -41,11 +41,21 @@ mod process;
 pub mod testing;
 
 pub use array::{Array, IntoRhs, IntoShape, PinnedBuffer, Rhs};
+/// The candle tensor crate that [`Array::into_candle`] and [`Array::from_candle`] convert to and
+/// from (feature `candle`).
+#[cfg(feature = "candle")]
+pub use candle_core;
+/// The cudarc crate gpukit is built on (the same version and features), for calling CUDA
+/// libraries on gpukit memory: [`Array::cuda_view`], [`Array::from_cudarc`].
+pub use cudarc;
 pub use device::memory::{memory_stats, MemoryStats};
 pub use device::{
     cuda_device_count, cuda_unavailable_reason, default_device, set_default_device, synchronize,
     CpuProperties, CudaProperties, Device, DeviceProperties,
 };
+/// The dlpark crate (DLPack) that [`Array::into_dlpack`] and [`Array::from_dlpack`] speak.
+#[cfg(feature = "dlpack")]
+pub use dlpark;
 pub use element::{DType, Element, Float, Numeric, Scalar};
 pub use error::{Error, OutOfBounds, Result};
 pub use gpukit_macros::{device, kernel, vectorize};
