@@ -104,12 +104,12 @@ impl<T: Element + WithDType> Array<T> {
     /// # }
     /// ```
     pub fn from_candle(tensor: &Tensor) -> Result<Array<T>> {
-        if tensor.dtype() != T::DTYPE {
+        if tensor.dtype() != <T as WithDType>::DTYPE {
             return Err(Error::Other(format!(
                 "candle: the tensor holds {:?}, not {:?} as Array<{}> does; convert it with \
                  `to_dtype` first",
                 tensor.dtype(),
-                T::DTYPE,
+                <T as WithDType>::DTYPE,
                 super::rust_name(<T as Element>::DTYPE)
             )));
         }

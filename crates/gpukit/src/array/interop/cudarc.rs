@@ -237,7 +237,7 @@ impl<T: Element> Array<T> {
     /// [`Device::cuda_stream`]; it may be longer than the array when the array is empty.
     ///
     /// The array is consumed either way. A CPU array ([`Error::NeedsGpu`]) and an array whose
-    /// buffer another library owns (made by [`Array::from_dlpack`] or
+    /// buffer another library owns (made by `Array::from_dlpack` or
     /// [`Array::from_raw_device_ptr`]: use [`Array::cuda_view`] for those) are refused.
     ///
     /// ```

@@ -23,7 +23,6 @@ pub(crate) mod dlpack;
 
 #[cfg(doc)]
 use super::Array;
-use crate::element::DType;
 
 /// Whatever keeps a buffer that another library owns alive while a gpukit array uses it (a
 /// DLPack tensor, the owner given to [`Array::from_raw_device_ptr`]). It is only ever dropped.
@@ -42,7 +41,9 @@ impl Foreign {
 }
 
 /// The Rust name of an element type, for messages.
-pub(crate) fn rust_name(d: DType) -> &'static str {
+#[cfg(any(feature = "dlpack", feature = "candle"))]
+pub(crate) fn rust_name(d: crate::element::DType) -> &'static str {
+    use crate::element::DType;
     match d {
         DType::Bool => "bool",
         DType::U8 => "u8",
@@ -56,6 +57,7 @@ pub(crate) fn rust_name(d: DType) -> &'static str {
 }
 
 /// The C-contiguous strides (in elements) of `shape`.
+#[cfg(feature = "dlpack")]
 pub(crate) fn c_strides(shape: &[usize]) -> Vec<usize> {
     let mut strides = vec![1usize; shape.len()];
     for i in (0..shape.len().saturating_sub(1)).rev() {
@@ -68,6 +70,7 @@ pub(crate) fn c_strides(shape: &[usize]) -> Vec<usize> {
 /// without gaps. The stride of a dimension of length 1 is never used to address an element, so
 /// it may be anything (PyTorch and others leave such strides unnormalised); an empty shape has
 /// no elements to misread.
+#[cfg(feature = "dlpack")]
 pub(crate) fn is_c_contiguous(shape: &[usize], strides: &[i64]) -> bool {
     if shape.len() != strides.len() {
         return false;
@@ -87,6 +90,7 @@ pub(crate) fn is_c_contiguous(shape: &[usize], strides: &[i64]) -> bool {
 mod tests {
     use super::*;
 
+    #[cfg(feature = "dlpack")]
     #[test]
     fn c_strides_of_shapes() {
         assert_eq!(c_strides(&[2, 3, 4]), vec![12, 4, 1]);
@@ -94,6 +98,7 @@ mod tests {
         assert!(c_strides(&[]).is_empty());
     }
 
+    #[cfg(feature = "dlpack")]
     #[test]
     fn contiguity_ignores_only_what_addresses_nothing() {
         assert!(is_c_contiguous(&[2, 3], &[3, 1]));
@@ -140,8 +145,7 @@ mod tests {
             Storage::Cpu(vec![1i32, 2]),
             Foreign::new(Counted(drops.clone())),
         )
-        .err()
-        .expect("too small");
+        .expect_err("too small");
         assert!(matches!(e, crate::Error::Shape(_)), "{e}");
         assert_eq!(drops.load(Ordering::SeqCst), 2);
     }

@@ -57,7 +57,7 @@ impl<T: Element> Array<T> {
     ///
     /// # Safety
     ///
-    /// * `ptr` is the address of [`checked_size`]`(shape)` initialised values of `T` in C order,
+    /// * `ptr` is the address of as many initialised values of `T` as `shape` has elements, in C order,
     ///   in memory of `device` allocated in this process in the device's primary context (the
     ///   one the CUDA runtime uses, and gpukit: [`Device::cuda_context`]); for `bool`, every byte
     ///   is 0 or 1.
@@ -123,7 +123,7 @@ pub(crate) fn check_address(ptr: u64, align: usize, what: &str) -> Result<()> {
             "{what} is null but the array has elements"
         )));
     }
-    if ptr % align as u64 != 0 {
+    if !ptr.is_multiple_of(align as u64) {
         return Err(Error::Other(format!(
             "{what} at {ptr:#x} is not aligned to {align} bytes, as its element type needs"
         )));
@@ -164,8 +164,7 @@ mod tests {
         let e = unsafe {
             Array::<f32>::from_raw_device_ptr(0x1000, 4, &Device::Cpu, Counted(drops.clone()))
         }
-        .err()
-        .expect("the CPU has no device memory");
+        .expect_err("the CPU has no device memory");
         assert!(matches!(e, Error::NeedsGpu { .. }), "{e}");
         assert_eq!(drops.load(Ordering::SeqCst), 1);
     }

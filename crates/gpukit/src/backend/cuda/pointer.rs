@@ -58,7 +58,7 @@ impl CudaBackend {
         }
         if memory_type != CUmemorytype::CU_MEMORYTYPE_DEVICE as u32 {
             let kind = if memory_type == CUmemorytype::CU_MEMORYTYPE_HOST as u32 {
-                "pinned host memory"
+                "host memory"
             } else {
                 "not device memory"
             };
@@ -83,12 +83,11 @@ impl CudaBackend {
                 "{what} at {ptr:#x} is memory of cuda:{ordinal}, not of {here}"
             )));
         }
-        let (mut base, mut size): (CUdeviceptr, usize) = (0, 0);
-        // SAFETY: writes one address and one size.
-        let r = unsafe { sys::cuMemGetAddressRange_v2(&mut base, &mut size, ptr) };
-        if r != CUresult::CUDA_SUCCESS {
-            return Err(refuse(format!("its allocation could not be found ({r:?})")));
-        }
+        let (base, size) = allocation_range(ptr).map_err(|r| {
+            refuse(format!(
+                "the extent of its allocation could not be read ({r:?})"
+            ))
+        })?;
         let end = ptr.checked_add(bytes as u64);
         let alloc_end = base.saturating_add(size as u64);
         match end {
@@ -99,5 +98,38 @@ impl CudaBackend {
                 alloc_end.saturating_sub(ptr)
             ))),
         }
+    }
+}
+
+/// The start and size of the allocation holding `ptr`: `cuMemGetAddressRange`, else the pointer's
+/// range attributes (the context must be current).
+fn allocation_range(ptr: CUdeviceptr) -> std::result::Result<(CUdeviceptr, usize), CUresult> {
+    let (mut base, mut size): (CUdeviceptr, usize) = (0, 0);
+    // SAFETY: writes one address and one size.
+    let r = unsafe { sys::cuMemGetAddressRange_v2(&mut base, &mut size, ptr) };
+    if r == CUresult::CUDA_SUCCESS {
+        return Ok((base, size));
+    }
+    let mut start: CUdeviceptr = 0;
+    let mut len: usize = 0;
+    // SAFETY: the range attributes are written as one address and one size (cuda.h).
+    let (a, b) = unsafe {
+        (
+            sys::cuPointerGetAttribute(
+                &mut start as *mut CUdeviceptr as *mut c_void,
+                CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                ptr,
+            ),
+            sys::cuPointerGetAttribute(
+                &mut len as *mut usize as *mut c_void,
+                CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+                ptr,
+            ),
+        )
+    };
+    if a == CUresult::CUDA_SUCCESS && b == CUresult::CUDA_SUCCESS {
+        Ok((start, len))
+    } else {
+        Err(r)
     }
 }
