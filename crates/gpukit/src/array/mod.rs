@@ -87,7 +87,8 @@ impl<T: Element> Array<T> {
     /// Wraps a buffer that another library owns as an array of `shape`: `owner` keeps it alive
     /// and is dropped when the array is, after gpukit's queued work on the device has finished.
     /// The buffer itself is never freed by gpukit (a CUDA slice is leaked, not freed), and it is
-    /// not counted by the allocation tracker.
+    /// not counted by the allocation tracker. Only CUDA buffers can be foreign: a `Storage::Cpu`
+    /// is a `Vec` of Rust's allocator and is freed as usual (CPU imports copy into one).
     pub(crate) fn from_foreign(
         shape: Vec<usize>,
         storage: Storage<T>,
