@@ -315,7 +315,9 @@ impl<T: Element> Array<T> {
         let addr = data
             .checked_add(byte_offset)
             .ok_or_else(|| refuse("the data pointer plus byte_offset overflows"))?;
-        let bytes = size * std::mem::size_of::<T>();
+        let bytes = size
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or_else(|| refuse(format!("shape {shape:?} has too many bytes")))?;
         if device.device_type == DLDeviceType::CPU {
             if size > 0 {
                 check_address(addr, std::mem::align_of::<T>(), "the tensor's data")
