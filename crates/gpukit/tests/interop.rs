@@ -418,12 +418,13 @@ mod dlpack {
                 DlpackFlags::empty(),
                 "past the end of its allocation",
             ),
+            // 1 GiB on: outside the allocation (unknown to the driver, or past its end).
             (
                 &[12],
                 &[1],
                 1 << 30,
                 DlpackFlags::empty(),
-                "past the end of its allocation",
+                "the tensor's data at 0x",
             ),
             (&[12], &[1], 0, DlpackFlags::READ_ONLY, "read-only"),
         ];
