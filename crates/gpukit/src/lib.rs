@@ -42,11 +42,21 @@ mod process;
 pub mod testing;
 
 pub use array::{Array, IntoRhs, IntoShape, PinnedBuffer, Rhs};
+/// The candle tensor crate that [`Array::into_candle`] and [`Array::from_candle`] convert to and
+/// from (feature `candle`).
+#[cfg(feature = "candle")]
+pub use candle_core;
+/// The cudarc crate gpukit is built on (the same version and features), for calling CUDA
+/// libraries on gpukit memory: [`Array::cuda_view`], [`Array::from_cudarc`].
+pub use cudarc;
 pub use device::memory::{free_cached_memory, memory_stats, pool_stats, MemoryStats, PoolStats};
 pub use device::{
     cuda_device_count, cuda_devices_in_use, cuda_unavailable_reason, default_device,
     set_default_device, synchronize, CpuProperties, CudaProperties, Device, DeviceProperties,
 };
+/// The dlpark crate (DLPack) that [`Array::into_dlpack`] and [`Array::from_dlpack`] speak.
+#[cfg(feature = "dlpack")]
+pub use dlpark;
 pub use element::{DType, Element, Float, Numeric, Scalar};
 pub use error::{Error, OutOfBounds, Result};
 pub use gpukit_macros::{device, kernel, vectorize};

@@ -6,10 +6,11 @@
 //! functions, comparisons), `reduce` (sum, mean, min, max), `display` (CuPy-like repr and the
 //! evcxr display hook), `kernels/` (the built-in CUDA kernels), `kernel_args` (arrays as
 //! kernel arguments), `vectorize` (the `#[vectorize]` runtime), `warm_up` (compiling the
-//! built-in kernels ahead of use).
+//! built-in kernels ahead of use), `interop/` (cudarc, DLPack, candle and raw device pointers).
 
 mod construct;
 mod display;
+mod interop;
 mod kernel_args;
 pub(crate) mod kernels;
 mod math;
@@ -44,6 +45,10 @@ pub struct Array<T: Element> {
     storage: Storage<T>,
     /// Bytes registered with the allocation tracker (released on drop).
     tracked: usize,
+    /// What keeps the buffer alive when another library owns it (a DLPack tensor, the owner of
+    /// a raw pointer); `None` when gpukit allocated it. A foreign buffer is never freed by gpukit
+    /// and not counted by the allocation tracker.
+    foreign: Option<interop::Foreign>,
 }
 
 /// Number of elements of `shape`, or a shape error when it overflows `usize`.
@@ -75,7 +80,41 @@ impl<T: Element> Array<T> {
             shape,
             storage,
             tracked,
+            foreign: None,
         })
+    }
+
+    /// Wraps a buffer that another library owns as an array of `shape`: `owner` keeps it alive
+    /// and is dropped when the array is, after gpukit's queued work on the device has finished.
+    /// The buffer itself is never freed by gpukit (a CUDA slice is leaked, not freed), and it is
+    /// not counted by the allocation tracker. Only CUDA buffers can be foreign: a `Storage::Cpu`
+    /// is a `Vec` of Rust's allocator and is freed as usual (CPU imports copy into one).
+    pub(crate) fn from_foreign(
+        shape: Vec<usize>,
+        storage: Storage<T>,
+        owner: interop::Foreign,
+    ) -> Result<Array<T>> {
+        // Built first, so that an error below drops it the foreign way (leaked, owner released).
+        let array = Array {
+            shape,
+            storage,
+            tracked: 0,
+            foreign: Some(owner),
+        };
+        let size = checked_size(&array.shape)?;
+        if array.storage.capacity() < size {
+            return Err(Error::Shape(format!(
+                "a foreign buffer of {} element(s) cannot hold shape {:?} ({size} element(s))",
+                array.storage.capacity(),
+                array.shape
+            )));
+        }
+        Ok(array)
+    }
+
+    /// Whether another library owns the buffer (see [`Array::from_foreign`]).
+    pub(crate) fn is_foreign(&self) -> bool {
+        self.foreign.is_some()
     }
 
     /// The buffer.
@@ -136,11 +175,21 @@ impl<T: Element> Array<T> {
 
 impl<T: Element> Drop for Array<T> {
     fn drop(&mut self) {
-        memory::track_free(self.storage.device(), self.tracked);
+        if self.foreign.is_none() {
+            memory::track_free(self.storage.device(), self.tracked);
+        }
         if let Storage::Cuda { backend, .. } = &self.storage {
-            if backend.is_lost() {
-                // The memory went with the destroyed context; freeing the stale address now
-                // could free memory of the device's new context. Let the handle go unfreed.
+            let lost = backend.is_lost();
+            if !lost && self.foreign.is_some() {
+                // The owner (dropped with the `foreign` field, after this) may free the memory at
+                // once: gpukit's queued work on it must be done first. A failure here is a fault
+                // that the device's next use reports.
+                let _ = backend.stream().synchronize();
+            }
+            if lost || self.foreign.is_some() {
+                // Lost: the memory went with the destroyed context; freeing the stale address now
+                // could free memory of the device's new context. Foreign: its owner frees it.
+                // Either way, let the handle go unfreed.
                 if let Storage::Cuda { slice, .. } =
                     std::mem::replace(&mut self.storage, Storage::Cpu(Vec::new()))
                 {
@@ -169,7 +218,9 @@ mod tests {
         let huge = checked_size(&[usize::MAX, 2]).unwrap_err();
         assert!(matches!(huge, Error::Shape(_)));
         let a = Array::from_storage(vec![2, 3], Storage::Cpu(vec![1u8; 6])).unwrap();
-        let (shape, storage) = a.into_parts();
+        let Ok((shape, storage)) = a.into_parts() else {
+            panic!("a gpukit-owned array comes apart")
+        };
         assert_eq!((shape, storage.capacity()), (vec![2, 3], 6));
     }
 }

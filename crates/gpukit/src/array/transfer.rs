@@ -99,8 +99,10 @@ impl<T: Element> Array<T> {
     pub fn into_shape(self, shape: impl super::IntoShape) -> Result<Array<T>> {
         let shape = shape.into_shape();
         self.check_reshape(&shape)?;
-        let (_, storage) = self.into_parts();
-        Array::from_storage(shape, storage)
+        let mut me = self;
+        // Same number of elements: the buffer, its tracked bytes and any foreign owner stay.
+        me.shape = shape;
+        Ok(me)
     }
 
     fn check_reshape(&self, shape: &[usize]) -> Result<()> {
@@ -115,12 +117,18 @@ impl<T: Element> Array<T> {
         Ok(())
     }
 
-    /// Takes the array apart (its buffer leaves the allocation tracker).
-    pub(crate) fn into_parts(self) -> (Vec<usize>, Storage<T>) {
+    /// Takes the array apart (its buffer leaves the allocation tracker), or gives it back
+    /// unchanged when another library owns its buffer: such a buffer must stay with its owner,
+    /// never become a `Storage` that frees it.
+    pub(crate) fn into_parts(self) -> std::result::Result<(Vec<usize>, Storage<T>), Array<T>> {
+        if self.is_foreign() {
+            return Err(self);
+        }
         let me = ManuallyDrop::new(self);
         memory::track_free(me.storage().device(), me.tracked);
-        // SAFETY: `me` is never used or dropped again; each field is read exactly once.
-        unsafe { (std::ptr::read(&me.shape), std::ptr::read(&me.storage)) }
+        // SAFETY: `me` is never used or dropped again; each field is read exactly once (the
+        // `foreign` field is `None`, so nothing is left behind).
+        unsafe { Ok((std::ptr::read(&me.shape), std::ptr::read(&me.storage))) }
     }
 
     /// The elements converted to `U` as Rust's `as` does (floats to integers truncate and

@@ -7,6 +7,7 @@
 mod fault;
 mod nvrtc;
 pub(crate) mod pinned;
+mod pointer;
 mod pool;
 mod probe;
 mod properties;
@@ -209,8 +210,7 @@ impl CudaBackend {
         &self.stream
     }
 
-    /// The cudarc context (for the kernel runtime: events, limits).
-    #[allow(dead_code)]
+    /// The cudarc context (for the kernel runtime: events, limits; for interop).
     pub(crate) fn context(&self) -> &Arc<CudaContext> {
         &self.ctx
     }
