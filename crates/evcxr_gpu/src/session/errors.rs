@@ -42,6 +42,13 @@ impl CellError {
         )
     }
 
+    /// Puts `lines` (what the process printed before it failed) at the top of the traceback.
+    pub fn prepend(&mut self, lines: Vec<String>) {
+        if !lines.is_empty() {
+            self.traceback.splice(0..0, lines);
+        }
+    }
+
     /// An evcxr error for the cell whose source is `cell`.
     pub fn evcxr(err: &evcxr::Error, cell: &str) -> CellError {
         match err {
@@ -67,6 +74,32 @@ impl CellError {
                 }
             }
         }
+    }
+}
+
+/// The message of a panic report as Rust's panic hook prints it: the line(s) after
+/// `thread '…' panicked at FILE:LINE:COL:`, before the backtrace; the first line of the report
+/// if it has another shape.
+pub fn panic_message(report: &[String]) -> String {
+    let mut lines = report.iter().map(|l| l.trim_end());
+    let first = lines
+        .clone()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("panic");
+    if !lines.any(|l| l.starts_with("thread ") && l.contains(" panicked at ")) {
+        return first.to_string();
+    }
+    let message: Vec<&str> = lines
+        .take_while(|l| {
+            !l.starts_with("stack backtrace:") && !l.starts_with("note: run with `RUST_BACKTRACE")
+        })
+        .collect();
+    let message = message.join("\n");
+    let message = message.trim();
+    if message.is_empty() {
+        first.to_string()
+    } else {
+        message.to_string()
     }
 }
 
@@ -134,6 +167,37 @@ mod tests {
         assert_eq!(e.ename, "MagicError");
         assert!(e.traceback[0].contains("bad"));
         assert_eq!(CellError::interrupted().ename, "KeyboardInterrupt");
+    }
+
+    #[test]
+    fn panic_messages() {
+        let report: Vec<String> = [
+            "",
+            "thread '<unnamed>' (3636) panicked at src/lib.rs:106:1:",
+            "deliberate",
+            "stack backtrace:",
+            "   0: __rustc::rust_begin_unwind",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(panic_message(&report), "deliberate");
+        let two = [
+            "thread 'main' panicked at a.rs:1:1:",
+            "line one",
+            "line two",
+        ]
+        .map(String::from);
+        assert_eq!(panic_message(&two), "line one\nline two");
+        assert_eq!(
+            panic_message(&["custom hook text".to_string()]),
+            "custom hook text"
+        );
+        assert_eq!(panic_message(&[]), "panic");
+        let mut e = CellError::simple("ProcessTerminated", "signal 6");
+        e.prepend(vec!["fatal: out of memory".into()]);
+        assert_eq!(e.traceback[0], "fatal: out of memory");
+        assert_eq!(e.traceback.len(), 2);
     }
 
     #[test]
