@@ -64,7 +64,7 @@ pub fn annotate(code: &str, lets: &[Binding], types: &BTreeMap<usize, String>) -
         .iter()
         .filter_map(|(i, t)| lets.get(*i).map(|b| (b.at, t.as_str())))
         .collect();
-    at.sort_by(|a, b| b.0.cmp(&a.0));
+    at.sort_by_key(|(pos, _)| std::cmp::Reverse(*pos));
     for (pos, ty) in at {
         out.insert_str(pos, &format!(": {ty}"));
     }

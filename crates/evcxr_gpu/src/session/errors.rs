@@ -103,6 +103,49 @@ pub fn panic_message(report: &[String]) -> String {
     }
 }
 
+/// A panic report without the backtrace frames below the cell's code (evcxr's runtime and the
+/// kernel's `main`, the same in every report): frames are kept up to the last one in the
+/// function evcxr wraps the cell in (`run_user_code_N`), or, where frames could not be named,
+/// up to the first of evcxr's runtime.
+pub fn trim_backtrace(report: Vec<String>) -> Vec<String> {
+    let is_frame = |l: &str| {
+        let t = l.trim_start();
+        let digits = t.chars().take_while(char::is_ascii_digit).count();
+        digits > 0 && t[digits..].starts_with(": ")
+    };
+    let after_user = report
+        .iter()
+        .rposition(|l| is_frame(l) && l.contains("run_user_code_"))
+        .and_then(|last| {
+            report
+                .iter()
+                .skip(last + 1)
+                .position(|l| is_frame(l))
+                .map(|i| i + last + 1)
+        });
+    let runtime = || {
+        report
+            .iter()
+            .position(|l| is_frame(l) && l.contains("evcxr::runtime::"))
+    };
+    let Some(cut) = after_user.or_else(runtime) else {
+        return report;
+    };
+    let resume = report
+        .iter()
+        .skip(cut)
+        .position(|l| !is_frame(l) && !l.trim_start().starts_with("at "))
+        .map(|i| i + cut)
+        .unwrap_or(report.len());
+    let mut out = report[..cut].to_vec();
+    out.push(format!(
+        "      ({} frames of evcxr's runtime left out)",
+        report[cut..resume].iter().filter(|l| is_frame(l)).count()
+    ));
+    out.extend_from_slice(&report[resume..]);
+    out
+}
+
 /// Renders rustc errors rustc-style, with cell line numbers and the cell's source lines.
 pub fn compilation(errors: &[CompilationError], cell: &str) -> CellError {
     let lines: Vec<&str> = cell.split('\n').collect();
@@ -198,6 +241,46 @@ mod tests {
         e.prepend(vec!["fatal: out of memory".into()]);
         assert_eq!(e.traceback[0], "fatal: out of memory");
         assert_eq!(e.traceback.len(), 2);
+    }
+
+    #[test]
+    fn backtraces_stop_at_the_cell() {
+        let report: Vec<String> = [
+            "thread '<unnamed>' panicked at src/lib.rs:1:1:",
+            "boom",
+            "stack backtrace:",
+            "   0: __rustc::rust_begin_unwind",
+            "             at /rustc/x/panicking.rs:689:5",
+            "   1: ctx::helper",
+            "   2: ctx::run_user_code_6::{{closure}}",
+            "   3: core::ops::function::FnOnce::call_once",
+            "             at /rustc/x/function.rs:1:1",
+            "  12: evcxr_gpu::main",
+            "note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.",
+        ]
+        .map(String::from)
+        .to_vec();
+        let t = trim_backtrace(report.clone());
+        assert_eq!(t[..7], report[..7]);
+        assert_eq!(t[7], "      (2 frames of evcxr's runtime left out)");
+        assert_eq!(t[8], report[10]);
+        assert_eq!(t.len(), 9);
+        let unnamed: Vec<String> = [
+            "stack backtrace:",
+            "   2: <unknown>",
+            "  10: evcxr::runtime::Runtime::run_loop",
+            "  11: evcxr::runtime::runtime_hook",
+            "  12: evcxr_gpu::main",
+            "note: Some details are omitted",
+        ]
+        .map(String::from)
+        .to_vec();
+        let t = trim_backtrace(unnamed);
+        assert_eq!(t[1], "   2: <unknown>");
+        assert_eq!(t[2], "      (3 frames of evcxr's runtime left out)");
+        assert_eq!(t.len(), 4);
+        let no_frames = vec!["custom".to_string()];
+        assert_eq!(trim_backtrace(no_frames.clone()), no_frames);
     }
 
     #[test]

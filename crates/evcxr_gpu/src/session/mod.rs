@@ -426,7 +426,9 @@ impl Worker {
     /// Installs the panic hook in the user process if this process does not have it yet.
     fn ensure_panic_hook(&mut self) {
         let pid = self.user_pid();
-        if pid.is_some() && pid != self.hooked_pid && self.eval_raw(PANIC_HOOK, &None).is_ok() {
+        if pid.is_some() && pid != self.hooked_pid {
+            // Tried once per process: if it does not compile now, it will not later either.
+            let _ = self.eval_raw(PANIC_HOOK, &None);
             self.hooked_pid = pid;
         }
     }
@@ -726,7 +728,7 @@ fn step_failure(failure: Option<Failure>) -> CellError {
         Failure::Panic(_) => CellError {
             ename: "Panic".into(),
             evalue: errors::panic_message(&traceback),
-            traceback,
+            traceback: errors::trim_backtrace(traceback),
         },
         Failure::Stderr(_) => CellError {
             ename: "Error".into(),
