@@ -254,8 +254,10 @@ def test_all_output_arrives_before_idle(kernel):
     there), and nothing of the cell comes after it."""
     km, kc = kernel
     n = 3000
+    # stderr last: it travels through its own pipe and thread, and lagged behind the cell's end.
     code = (
         f"for i in 0..{n} {{ println!(\"out {{i}}\"); eprintln!(\"err {{i}}\"); }}\n"
+        f"for i in {n}..{2 * n} {{ eprintln!(\"err {{i}}\"); }}\n"
         'println!("EVCXR_BEGIN_CONTENT text/html\\n<i>shown last</i>\\nEVCXR_END_CONTENT");'
     )
     msg_id = kc.execute(code)
@@ -274,7 +276,7 @@ def test_all_output_arrives_before_idle(kernel):
         if m["msg_type"] == "stream":
             text[m["content"]["name"]] += m["content"]["text"]
     assert text["stdout"].splitlines() == [f"out {i}" for i in range(n)]
-    assert text["stderr"].splitlines() == [f"err {i}" for i in range(n)]
+    assert text["stderr"].splitlines() == [f"err {i}" for i in range(2 * n)]
     shown = [m for m in before_idle if m["msg_type"] == "display_data"]
     assert len(shown) == 1 and shown[0]["content"]["data"]["text/html"] == "<i>shown last</i>"
     assert before_idle[-1]["msg_type"] == "display_data"
@@ -288,6 +290,31 @@ def test_all_output_arrives_before_idle(kernel):
         if m["parent_header"].get("msg_id") == msg_id:
             late.append(m["msg_type"])
     assert late == [], f"output after idle: {late}"
+
+
+def test_nbclient_keeps_every_output(kernel_env):
+    """The same through nbclient (what papermill runs): the saved notebook has all of it."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    from conftest import KERNEL
+
+    n = 2000
+    code = (
+        f"for i in 0..{n} {{ println!(\"out {{i}}\"); eprintln!(\"err {{i}}\"); }}\n"
+        f"for i in {n}..{2 * n} {{ eprintln!(\"err {{i}}\"); }}\n"
+        'println!("EVCXR_BEGIN_CONTENT text/html\\n<i>shown last</i>\\nEVCXR_END_CONTENT");'
+    )
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+    NotebookClient(nb, kernel_name=KERNEL, timeout=300, startup_timeout=120).execute(env=kernel_env)
+    outs = nb.cells[0].outputs
+    text = {"stdout": "", "stderr": ""}
+    for o in outs:
+        if o.output_type == "stream":
+            text[o.name] += o.text
+    assert text["stdout"].splitlines() == [f"out {i}" for i in range(n)]
+    assert text["stderr"].splitlines() == [f"err {i}" for i in range(2 * n)]
+    assert outs[-1].output_type == "display_data" and outs[-1].data["text/html"] == "<i>shown last</i>"
 
 
 FAILING_CELLS = [

@@ -72,9 +72,16 @@ impl Worker {
         input: &Option<InputFn>,
         note: &mut Option<String>,
     ) -> Result<Option<Run>, crate::session::CellError> {
-        let Some((lets, first)) = untyped_lets(code) else {
+        let Some((mut lets, first)) = untyped_lets(code) else {
             return Ok(None);
         };
+        // The magics' own variables have types the analysis knows.
+        lets.retain(|b| {
+            !b.pattern
+                .trim_start_matches("mut ")
+                .trim_start()
+                .starts_with(crate::session::vars::RESERVED_PREFIX)
+        });
         if lets.is_empty() {
             return Ok(None);
         }
