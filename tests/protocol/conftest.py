@@ -7,9 +7,11 @@ The few tests that need gpukit (test_gpukit_typing.py) start a session like a no
 
 from __future__ import annotations
 
+import atexit
 import functools
 import glob
 import os
+import shutil
 import sys
 import tempfile
 
@@ -23,6 +25,7 @@ KERNEL = os.environ.get("EVCXR_GPU_KERNEL", "rust-gpu")
 def plain_env():
     """The environment of a plain Rust session (no gpukit) in a work directory of this test run."""
     work = tempfile.mkdtemp(prefix="evcxr-gpu-protocol-")
+    atexit.register(shutil.rmtree, work, True)
     return {**os.environ, "EVCXR_GPU_GPUKIT": "none", "EVCXR_GPU_WORKDIR": work, "EVCXR_GPU_OPT": "0"}
 
 
