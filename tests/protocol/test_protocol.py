@@ -278,3 +278,167 @@ def test_vars_lists_the_users_variables_not_the_kernels(kernel):
     assert "answer: u64" in text and "timed: u8" in text
     assert "__gk_" not in text and "__gk_" not in html
     assert "<tr><td>answer</td><td>u64</td></tr>" in html
+
+
+def test_all_output_arrives_before_idle(kernel):
+    """Output printed quickly at the end of a cell, on both streams, then a display: every line
+    and the display come before the kernel says `idle` (nbclient and papermill stop reading
+    there), and nothing of the cell comes after it."""
+    km, kc = kernel
+    n = 3000
+    # stderr last: it travels through its own pipe and thread, and lagged behind the cell's end.
+    code = (
+        f"for i in 0..{n} {{ println!(\"out {{i}}\"); eprintln!(\"err {{i}}\"); }}\n"
+        f"for i in {n}..{2 * n} {{ eprintln!(\"err {{i}}\"); }}\n"
+        'println!("EVCXR_BEGIN_CONTENT text/html\\n<i>shown last</i>\\nEVCXR_END_CONTENT");'
+    )
+    msg_id = kc.execute(code)
+    before_idle = []
+    while True:
+        m = kc.get_iopub_msg(timeout=300)
+        if m["parent_header"].get("msg_id") != msg_id:
+            continue
+        if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
+            break
+        before_idle.append(m)
+    reply = kc.get_shell_msg(timeout=60)
+    assert reply["content"]["status"] == "ok"
+    text = {"stdout": "", "stderr": ""}
+    for m in before_idle:
+        if m["msg_type"] == "stream":
+            text[m["content"]["name"]] += m["content"]["text"]
+    assert text["stdout"].splitlines() == [f"out {i}" for i in range(n)]
+    assert text["stderr"].splitlines() == [f"err {i}" for i in range(2 * n)]
+    shown = [m for m in before_idle if m["msg_type"] == "display_data"]
+    assert len(shown) == 1 and shown[0]["content"]["data"]["text/html"] == "<i>shown last</i>"
+    assert before_idle[-1]["msg_type"] == "display_data"
+    time.sleep(2)
+    late = []
+    while True:
+        try:
+            m = kc.get_iopub_msg(timeout=0.2)
+        except Exception:
+            break
+        if m["parent_header"].get("msg_id") == msg_id:
+            late.append(m["msg_type"])
+    assert late == [], f"output after idle: {late}"
+
+
+def test_nbclient_keeps_every_output(kernel_env):
+    """The same through nbclient (what papermill runs): the saved notebook has all of it."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    from conftest import KERNEL
+
+    n = 2000
+    code = (
+        f"for i in 0..{n} {{ println!(\"out {{i}}\"); eprintln!(\"err {{i}}\"); }}\n"
+        f"for i in {n}..{2 * n} {{ eprintln!(\"err {{i}}\"); }}\n"
+        'println!("EVCXR_BEGIN_CONTENT text/html\\n<i>shown last</i>\\nEVCXR_END_CONTENT");'
+    )
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+    NotebookClient(nb, kernel_name=KERNEL, timeout=300, startup_timeout=120).execute(env=kernel_env)
+    outs = nb.cells[0].outputs
+    text = {"stdout": "", "stderr": ""}
+    for o in outs:
+        if o.output_type == "stream":
+            text[o.name] += o.text
+    assert text["stdout"].splitlines() == [f"out {i}" for i in range(n)]
+    assert text["stderr"].splitlines() == [f"err {i}" for i in range(2 * n)]
+    assert outs[-1].output_type == "display_data" and outs[-1].data["text/html"] == "<i>shown last</i>"
+
+
+FAILING_CELLS = [
+    # (code, ename, evalue)
+    ('let r: Result<u8, String> = Err("boom".into());\nlet v = r?;', "Error", "boom"),
+    ('eprintln!("said first");\nstd::thread::sleep(std::time::Duration::from_millis(500));\n'
+     'let r: Result<(), String> = Err("later".into());\nr?;', "Error", "later"),
+    ('panic!("deliberate panic");', "Panic", "deliberate panic"),
+    ('let x: u8 = "text";', "CompilationError", "mismatched types"),
+    ("std::process::abort();", "ProcessTerminated", None),
+]
+
+
+def test_a_failing_cell_shows_one_error(kernel):
+    """A failing cell's message is its one `error` output, not a stream before it (output the cell
+    printed well before it failed stays output)."""
+    _, kc = kernel
+    for code, ename, evalue in FAILING_CELLS:
+        reply, msgs = run(kc, code)
+        assert reply["status"] == "error", code
+        assert reply["ename"] == ename, (code, reply)
+        if evalue is not None:
+            assert reply["evalue"] == evalue, (code, reply)
+        errors = outputs(msgs, "error")
+        assert len(errors) == 1 and errors[0]["ename"] == ename, (code, msgs)
+        streams = "".join(c["text"] for c in outputs(msgs, "stream"))
+        if "said first" in code:
+            assert streams == "said first\n", msgs
+        else:
+            assert streams == "", (code, msgs)
+        if ename == "Panic":
+            tb = "\n".join(errors[0]["traceback"])
+            assert "deliberate panic" in tb and "EVCXR_GPU_PANIC" not in tb
+            assert "evcxr_gpu::main" not in tb, tb
+    # After the crash the session works, and panics are still recognised in the new process.
+    reply, msgs = run(kc, 'panic!("again");')
+    assert reply["ename"] == "Panic" and reply["evalue"] == "again"
+    assert len([m for m in msgs if m[0] not in ("status", "execute_input")]) == 1
+    reply, _ = run(kc, "1 + 1")
+    assert reply["status"] == "ok"
+
+
+def test_a_panic_on_another_thread_is_output_not_the_error(kernel):
+    _, kc = kernel
+    reply, msgs = run(kc, 'std::thread::spawn(|| panic!("in a thread")).join().is_err()')
+    assert reply["status"] == "ok"
+    assert outputs(msgs, "execute_result")[0]["data"]["text/plain"] == "true"
+    stderr = "".join(c["text"] for c in outputs(msgs, "stream") if c["name"] == "stderr")
+    assert "in a thread" in stderr and "EVCXR_GPU_PANIC" not in stderr
+
+
+def test_user_expressions(kernel):
+    _, kc = kernel
+    run(kc, "let base = 40;")
+    msg = kc.execute("let shown = 1;", user_expressions={"sum": "base + 2", "list": "vec![base; 2]",
+                                                          "unit": "()", "bad": "no_such_name"})
+    reply = kc.get_shell_msg(timeout=300)
+    while reply["parent_header"].get("msg_id") != msg:
+        reply = kc.get_shell_msg(timeout=300)
+    ue = reply["content"]["user_expressions"]
+    assert ue["sum"] == {"status": "ok", "data": {"text/plain": "42"}, "metadata": {}}
+    assert ue["list"]["data"]["text/plain"] == "[40, 40]"
+    assert ue["unit"]["data"]["text/plain"] == "()"
+    assert ue["bad"]["status"] == "error" and ue["bad"]["ename"] == "CompilationError"
+    assert "no_such_name" in ue["bad"]["evalue"]
+    # Evaluating them moved nothing: `base` is still there.
+    reply, msgs = run(kc, "base")
+    assert outputs(msgs, "execute_result")[0]["data"]["text/plain"] == "40"
+    # None asked: an empty object; after an error: an empty object too.
+    assert reply["user_expressions"] == {}
+    msg = kc.execute("let broken: u8 = ();", user_expressions={"sum": "base + 2"})
+    reply = kc.get_shell_msg(timeout=300)
+    while reply["parent_header"].get("msg_id") != msg:
+        reply = kc.get_shell_msg(timeout=300)
+    assert reply["content"]["status"] == "error" and reply["content"]["user_expressions"] == {}
+
+
+def test_displays_have_an_object_as_transient(kernel):
+    _, kc = kernel
+    _, msgs = run(kc, DISPLAY + "\nShow.evcxr_display();\nShow")
+    shown = outputs(msgs, "display_data") + outputs(msgs, "execute_result")
+    assert shown and all(isinstance(c.get("transient", {}), dict) for c in shown)
+
+
+def test_doc_pages_and_clear_output(kernel):
+    _, kc = kernel
+    reply, _ = run(kc, "%doc Vec::new")
+    assert reply["status"] == "ok"
+    page = reply["payload"][0]
+    assert page["source"] == "page" and "Vec" in page["data"]["text/plain"]
+    reply, _ = run(kc, "%doc")
+    assert reply["status"] == "error" and "%doc NAME" in reply["evalue"]
+    reply, msgs = run(kc, 'println!("old");\nprintln!("EVCXR_GPU_CLEAR_OUTPUT wait");\nprintln!("new");')
+    kinds = [(t, c.get("text", c.get("wait"))) for t, c, _ in msgs if t in ("stream", "clear_output")]
+    assert kinds == [("stream", "old\n"), ("clear_output", True), ("stream", "new\n")]

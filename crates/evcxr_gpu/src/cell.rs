@@ -184,8 +184,21 @@ mod tests {
                 Step::Shell(_) => "shell",
                 Step::Cuda { .. } => "cuda",
                 Step::Reflect { .. } => "reflect",
+                Step::Doc(_) => "doc",
             })
             .collect()
+    }
+
+    #[test]
+    fn doc_magic_is_its_own_step() {
+        assert_eq!(
+            kinds("let v = 1;\n%doc Vec::new\nv"),
+            ["rust", "doc", "rust"]
+        );
+        assert_eq!(
+            parse("%doc  Array::zeros ", GK).unwrap(),
+            vec![Step::Doc("Array::zeros".into())]
+        );
     }
 
     #[test]

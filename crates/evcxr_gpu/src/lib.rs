@@ -7,9 +7,11 @@
 //! * [`cell`] and [`magics`]: how a cell becomes Rust (one module per magic).
 //! * [`escapes`]: which cell lines are `%` magics and `!` commands (a lexer over the cell).
 //! * [`rewrite`]: appending code after a cell without losing its displayed value.
+//! * [`annotate`]: typing `let`s from the compiler where evcxr's analysis cannot (macro-made items).
 //! * [`install`]: the kernelspec.
 //! * [`cli`]: the command line of the binary.
 
+pub mod annotate;
 pub mod cell;
 pub mod cli;
 pub mod escapes;

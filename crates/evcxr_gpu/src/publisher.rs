@@ -5,8 +5,8 @@
 //! while the session starts) goes to the kernel's log instead.
 
 use jupyter_protocol::{
-    DisplayData, JupyterMessage, JupyterMessageContent, Media, StreamContent, Transient,
-    UpdateDisplayData,
+    ClearOutput, DisplayData, JupyterMessage, JupyterMessageContent, Media, StreamContent,
+    Transient, UpdateDisplayData,
 };
 use std::io::Write;
 use std::sync::Mutex;
@@ -74,12 +74,17 @@ impl Publisher {
             DisplayData {
                 data,
                 metadata: Default::default(),
-                transient: display_id.map(|id| Transient {
-                    display_id: Some(id.to_string()),
-                }),
+                transient: Some(transient(display_id)),
             },
             &text,
         );
+    }
+
+    /// Clears the cell's output (`wait`: when the next output arrives).
+    pub fn clear_output(&self, wait: bool) {
+        if let Some(p) = self.parent() {
+            self.send_to(&p, ClearOutput { wait });
+        }
     }
 
     /// Replaces the display shown earlier under `display_id`.
@@ -91,6 +96,14 @@ impl Publisher {
     /// Logs a line to the kernel's log (the terminal of the Jupyter server).
     pub fn log(&self, text: &str) {
         (self.log)(text);
+    }
+}
+
+/// The `transient` field of a display: `{}` or `{"display_id": ...}`, never `null` (the
+/// message specification wants an object).
+pub fn transient(display_id: Option<&str>) -> Transient {
+    Transient {
+        display_id: display_id.map(str::to_string),
     }
 }
 

@@ -12,7 +12,8 @@ use syn::parse::{Parse, ParseStream};
 use syn::spanned::Spanned;
 use syn::{Block, Stmt};
 
-struct Statements(Vec<Stmt>);
+/// The statements of a block's body (what a cell is).
+pub(crate) struct Statements(pub(crate) Vec<Stmt>);
 
 impl Parse for Statements {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
@@ -40,7 +41,7 @@ pub enum Tail {
 }
 
 /// Replaces evcxr `:` command lines (which come before any Rust) by spaces, keeping offsets.
-fn blank_commands(code: &str) -> String {
+pub(crate) fn blank_commands(code: &str) -> String {
     let mut out = String::with_capacity(code.len());
     let mut in_rust = false;
     for line in code.split_inclusive('\n') {
@@ -60,7 +61,7 @@ fn blank_commands(code: &str) -> String {
 }
 
 /// Byte offset of a proc-macro2 line/column (1-based line, column in chars) in `code`.
-fn offset(code: &str, lc: proc_macro2::LineColumn) -> usize {
+pub(crate) fn offset(code: &str, lc: proc_macro2::LineColumn) -> usize {
     let mut line_start = 0;
     for _ in 1..lc.line {
         match code[line_start..].find('\n') {

@@ -7,6 +7,7 @@
 
 pub mod cuda;
 pub mod device;
+pub mod doc;
 pub mod gpu;
 pub mod kernelinfo;
 pub mod lsmagic;
@@ -42,6 +43,8 @@ pub enum Step {
         /// The CUDA C++ source as written in the cell (for `%source`).
         source: String,
     },
+    /// `%doc NAME`: the kernel looks up the documentation of `NAME` and pages it.
+    Doc(String),
     /// `%ptx`/`%source` of kernel `name`: `code` prints it, unless `name` is a `%%cuda` kernel
     /// that was not compiled because there is no GPU.
     Reflect {
@@ -110,6 +113,10 @@ pub const LINE_MAGICS: &[(&str, &str)] = &[
         "source",
         "%source [--full] NAME: the CUDA C++ source of a kernel (--full: with gpukit's prelude)",
     ),
+    (
+        "doc",
+        "%doc NAME: the documentation of a Rust item (e.g. %doc Vec::new), in the pager",
+    ),
     ("lsmagic", "list the magics"),
 ];
 
@@ -157,6 +164,7 @@ pub fn lower_line(name: &str, args: &str, ctx: Context) -> Result<Step, MagicErr
         "kernelinfo" => kernelinfo::lower(args, ctx),
         "sass" => sass::lower(args, ctx),
         "source" => source::lower(args, ctx),
+        "doc" => doc::lower(args),
         "lsmagic" => lsmagic::lower(args),
         _ if CELL_MAGICS.iter().any(|(n, _)| *n == name) => Err(MagicError(format!(
             "%{name} is a cell magic: write %%{name} on the first line of the cell"

@@ -9,16 +9,17 @@ pub mod history;
 pub mod is_complete;
 pub mod kernel_info;
 
-use crate::publisher::Publisher;
+use crate::publisher::{transient, Publisher};
 use crate::session::{CompletionResult, ExecuteOutcome, InputFn, Interrupter, Job, Session};
 use is_complete::Completeness;
 use jupyter_protocol::{
     CommInfoReply, CompleteReply, ConnectionInfo, DisplayData, ErrorOutput, ExecuteInput,
-    ExecuteReply, ExecuteResult, ExecutionCount, ExpressionResult, HistoryReply, InputRequest,
-    InspectReply, InterruptReply, IsCompleteReply, IsCompleteReplyStatus, JupyterMessage,
-    JupyterMessageContent, ReplyError, ReplyStatus, ShutdownReply, Status, Transient,
+    ExecuteReply, ExecuteResult, ExecutionCount, ExpressionResult, Header, HistoryReply,
+    InputRequest, InspectReply, InterruptReply, IsCompleteReply, IsCompleteReplyStatus,
+    JupyterMessage, JupyterMessageContent, Media, Payload, ReplyError, ReplyStatus, ShutdownReply,
+    Status,
 };
-use jupyter_zmq_client::RuntimeError;
+use jupyter_zmq_client::{KernelShellConnection, RawMessage, RuntimeError};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -216,7 +217,7 @@ pub async fn serve(
     let mut count: usize = 0;
     let mut history = history::History::default();
     loop {
-        let msg = match shell.read().await {
+        let msg = match read_request(&mut shell).await {
             Ok(m) => m,
             Err(e) => {
                 if log_read_error(&publisher, "shell", &e) {
@@ -241,11 +242,13 @@ pub async fn serve(
                     &publisher,
                     &ask_tx,
                     &msg,
-                    req.code.clone(),
-                    req.user_expressions.clone().unwrap_or_default(),
-                    req.allow_stdin,
-                    req.silent,
-                    n,
+                    Execute {
+                        code: req.code.clone(),
+                        allow_stdin: req.allow_stdin,
+                        silent: req.silent,
+                        user_expressions: req.user_expressions.clone().unwrap_or_default(),
+                        n,
+                    },
                 )
                 .await;
                 if store {
@@ -350,72 +353,64 @@ async fn shutdown(publisher: &Publisher, interrupter: &Interrupter, msg: &Jupyte
     std::process::exit(0)
 }
 
-/// The `text/plain` of a MIME bundle, or "".
-fn plain_text_of(data: &jupyter_protocol::Media) -> String {
-    serde_json::to_value(data)
-        .ok()
-        .and_then(|v| {
-            v.get("text/plain")
-                .and_then(|t| t.as_str())
-                .map(str::to_string)
-        })
-        .unwrap_or_default()
-}
-
-/// Evaluates the `user_expressions` of an execute request after its code succeeded, each to its
-/// value's MIME bundle or its error (the reply always carries an object, empty when none were
-/// asked). Their output is not shown: they are evaluated with no parent message.
-async fn evaluate_user_expressions(
-    session: &Session,
-    expressions: HashMap<String, String>,
-) -> HashMap<String, ExpressionResult> {
-    let mut results = HashMap::new();
-    for (name, code) in expressions {
-        let (tx, rx) = oneshot::channel();
-        let outcome: ExecuteOutcome = if session.submit(Job::Execute {
-            code,
-            input: None,
-            reply: tx,
-        }) {
-            rx.await.unwrap_or_default()
-        } else {
-            ExecuteOutcome::default()
-        };
-        let result = match outcome.error {
-            Some(e) => ExpressionResult::Error {
-                ename: e.ename,
-                evalue: e.evalue,
-                traceback: e.traceback,
-            },
-            None => ExpressionResult::Ok {
-                data: outcome
-                    .results
-                    .into_iter()
-                    .find(|(_, is_value)| *is_value)
-                    .map(|(data, _)| data)
-                    .unwrap_or_default(),
-                metadata: Default::default(),
-            },
-        };
-        results.insert(name, result);
+/// Reads the next request from the shell socket. Like jupyter-zmq-client's `read` (which
+/// verifies the signature the same way, in `RawMessage::from_multipart`), except that a
+/// `history_request` missing optional fields is completed before it is parsed.
+async fn read_request(shell: &mut KernelShellConnection) -> Result<JupyterMessage, RuntimeError> {
+    use zeromq::SocketRecv;
+    let raw = RawMessage::from_multipart(shell.socket.recv().await?, &shell.mac)?;
+    if raw.jparts.len() < 4 {
+        return Err(RuntimeError::InsufficientMessageParts(raw.jparts.len()));
     }
-    results
+    let header: Header = serde_json::from_slice(&raw.jparts[0])?;
+    let mut content: serde_json::Value = serde_json::from_slice(&raw.jparts[3])?;
+    if header.msg_type == "history_request" {
+        history::complete_request(&mut content);
+    }
+    let content = JupyterMessageContent::from_type_and_content(&header.msg_type, content).map_err(
+        |source| RuntimeError::ParseError {
+            msg_type: header.msg_type.clone(),
+            source,
+        },
+    )?;
+    Ok(JupyterMessage {
+        zmq_identities: raw.zmq_identities,
+        header,
+        // An empty parent header (`{}`) does not parse as a header: no parent.
+        parent_header: serde_json::from_slice(&raw.jparts[1]).ok(),
+        metadata: serde_json::from_slice(&raw.jparts[2])?,
+        content,
+        buffers: raw.jparts.get(4..).map(<[_]>::to_vec).unwrap_or_default(),
+        channel: None,
+    })
 }
 
-/// Runs one execute request and returns its reply and the text of its result (for the
-/// history).
-#[allow(clippy::too_many_arguments)]
+/// What an execute request asks for.
+struct Execute {
+    code: String,
+    allow_stdin: bool,
+    silent: bool,
+    user_expressions: HashMap<String, String>,
+    n: ExecutionCount,
+}
+
+/// Runs one execute request; returns its reply and the `text/plain` of its result (for the
+/// history). Every output of the cell is queued on IOPub before this returns, so all of it goes
+/// out before the `idle` status that follows.
 async fn execute(
     session: &Session,
     publisher: &Arc<Publisher>,
     ask: &mpsc::UnboundedSender<InputAsk>,
     msg: &JupyterMessage,
-    code: String,
-    user_expressions: HashMap<String, String>,
-    allow_stdin: bool,
-    silent: bool,
-    n: ExecutionCount,
+    req: Execute,
 ) -> (JupyterMessage, String) {
+    let Execute {
+        code,
+        allow_stdin,
+        silent,
+        user_expressions,
+        n,
+    } = req;
     if !silent {
         publisher.send_to(
             msg,
@@ -449,37 +444,52 @@ async fn execute(
     } else {
         ExecuteOutcome::default()
     };
-    let output = outcome
-        .results
-        .iter()
-        .find(|(_, is_value)| *is_value)
-        .map(|(data, _)| plain_text_of(data))
-        .unwrap_or_default();
+    let mut output = String::new();
     for (data, is_value) in outcome.results {
+        if is_value {
+            output = plain_text(&data);
+        }
         if silent {
-            break;
+            continue;
         }
         if is_value {
             publisher.send_to(
                 msg,
                 ExecuteResult {
-                    transient: Some(Transient { display_id: None }),
-                    ..ExecuteResult::new(n, data)
+                    execution_count: n,
+                    data,
+                    metadata: Default::default(),
+                    transient: Some(transient(None)),
                 },
             );
         } else {
-            publisher.send_to(msg, DisplayData::new(data));
+            publisher.send_to(
+                msg,
+                DisplayData {
+                    data,
+                    metadata: Default::default(),
+                    transient: Some(transient(None)),
+                },
+            );
         }
     }
     publisher.set_parent(None);
     let reply = match outcome.error {
-        None => ExecuteReply {
-            status: ReplyStatus::Ok,
-            execution_count: n,
-            user_expressions: Some(evaluate_user_expressions(session, user_expressions).await),
-            ..Default::default()
+        None => {
+            // Evaluated after the cell, in the session it left; their output goes to the log.
+            let expressions = if user_expressions.is_empty() {
+                HashMap::new()
+            } else {
+                evaluate_expressions(session, user_expressions).await
+            };
+            ExecuteReply {
+                status: ReplyStatus::Ok,
+                execution_count: n,
+                payload: outcome.pages.into_iter().map(page).collect(),
+                user_expressions: Some(expressions),
+                error: None,
+            }
         }
-        .as_child_of(msg),
         Some(e) => {
             publisher.send_to(
                 msg,
@@ -489,20 +499,98 @@ async fn execute(
                     traceback: e.traceback.clone(),
                 },
             );
+            // As IPython does: no user expressions after an error.
             ExecuteReply {
                 status: ReplyStatus::Error,
                 execution_count: n,
+                payload: Vec::new(),
+                user_expressions: Some(HashMap::new()),
                 error: Some(Box::new(ReplyError {
                     ename: e.ename,
                     evalue: e.evalue,
                     traceback: e.traceback,
                 })),
-                ..Default::default()
             }
-            .as_child_of(msg)
         }
     };
-    (reply, output)
+    (reply.as_child_of(msg), output)
+}
+
+/// A pager payload (what `%doc` shows).
+fn page(data: Media) -> Payload {
+    Payload::Page { data, start: 0 }
+}
+
+/// The `text/plain` of a MIME bundle, or "".
+fn plain_text(data: &Media) -> String {
+    serde_json::to_value(data)
+        .ok()
+        .and_then(|v| {
+            v.get("text/plain")
+                .and_then(|t| t.as_str())
+                .map(str::to_string)
+        })
+        .unwrap_or_default()
+}
+
+/// Evaluates `user_expressions` in the session, each on its own.
+async fn evaluate_expressions(
+    session: &Session,
+    expressions: HashMap<String, String>,
+) -> HashMap<String, ExpressionResult> {
+    let (tx, rx) = oneshot::channel();
+    let names: Vec<String> = expressions.keys().cloned().collect();
+    let asked: Vec<(String, String)> = expressions.into_iter().collect();
+    if !session.submit(Job::Expressions {
+        expressions: asked,
+        reply: tx,
+    }) {
+        return names
+            .into_iter()
+            .map(|name| {
+                (
+                    name,
+                    expression_error("SessionError", "the session has ended"),
+                )
+            })
+            .collect();
+    }
+    match rx.await {
+        Ok(results) => results
+            .into_iter()
+            .map(|(name, r)| {
+                let value = match r {
+                    Ok(data) => ExpressionResult::Ok {
+                        data,
+                        metadata: Default::default(),
+                    },
+                    Err(e) => ExpressionResult::Error {
+                        ename: e.ename,
+                        evalue: e.evalue,
+                        traceback: e.traceback,
+                    },
+                };
+                (name, value)
+            })
+            .collect(),
+        Err(_) => names
+            .into_iter()
+            .map(|name| {
+                (
+                    name,
+                    expression_error("SessionError", "the session has ended"),
+                )
+            })
+            .collect(),
+    }
+}
+
+fn expression_error(ename: &str, evalue: &str) -> ExpressionResult {
+    ExpressionResult::Error {
+        ename: ename.into(),
+        evalue: evalue.into(),
+        traceback: vec![format!("{ename}: {evalue}")],
+    }
 }
 
 #[cfg(test)]

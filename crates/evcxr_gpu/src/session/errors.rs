@@ -42,6 +42,13 @@ impl CellError {
         )
     }
 
+    /// Puts `lines` (what the process printed before it failed) at the top of the traceback.
+    pub fn prepend(&mut self, lines: Vec<String>) {
+        if !lines.is_empty() {
+            self.traceback.splice(0..0, lines);
+        }
+    }
+
     /// An evcxr error for the cell whose source is `cell`.
     pub fn evcxr(err: &evcxr::Error, cell: &str) -> CellError {
         match err {
@@ -68,6 +75,75 @@ impl CellError {
             }
         }
     }
+}
+
+/// The message of a panic report as Rust's panic hook prints it: the line(s) after
+/// `thread '…' panicked at FILE:LINE:COL:`, before the backtrace; the first line of the report
+/// if it has another shape.
+pub fn panic_message(report: &[String]) -> String {
+    let mut lines = report.iter().map(|l| l.trim_end());
+    let first = lines
+        .clone()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("panic");
+    if !lines.any(|l| l.starts_with("thread ") && l.contains(" panicked at ")) {
+        return first.to_string();
+    }
+    let message: Vec<&str> = lines
+        .take_while(|l| {
+            !l.starts_with("stack backtrace:") && !l.starts_with("note: run with `RUST_BACKTRACE")
+        })
+        .collect();
+    let message = message.join("\n");
+    let message = message.trim();
+    if message.is_empty() {
+        first.to_string()
+    } else {
+        message.to_string()
+    }
+}
+
+/// A panic report without the backtrace frames below the cell's code (evcxr's runtime and the
+/// kernel's `main`, the same in every report): frames are kept up to the last one in the
+/// function evcxr wraps the cell in (`run_user_code_N`), or, where frames could not be named,
+/// up to the first of evcxr's runtime.
+pub fn trim_backtrace(report: Vec<String>) -> Vec<String> {
+    let is_frame = |l: &str| {
+        let t = l.trim_start();
+        let digits = t.chars().take_while(char::is_ascii_digit).count();
+        digits > 0 && t[digits..].starts_with(": ")
+    };
+    let after_user = report
+        .iter()
+        .rposition(|l| is_frame(l) && l.contains("run_user_code_"))
+        .and_then(|last| {
+            report
+                .iter()
+                .skip(last + 1)
+                .position(|l| is_frame(l))
+                .map(|i| i + last + 1)
+        });
+    let runtime = || {
+        report
+            .iter()
+            .position(|l| is_frame(l) && l.contains("evcxr::runtime::"))
+    };
+    let Some(cut) = after_user.or_else(runtime) else {
+        return report;
+    };
+    let resume = report
+        .iter()
+        .skip(cut)
+        .position(|l| !is_frame(l) && !l.trim_start().starts_with("at "))
+        .map(|i| i + cut)
+        .unwrap_or(report.len());
+    let mut out = report[..cut].to_vec();
+    out.push(format!(
+        "      ({} frames of evcxr's runtime left out)",
+        report[cut..resume].iter().filter(|l| is_frame(l)).count()
+    ));
+    out.extend_from_slice(&report[resume..]);
+    out
 }
 
 /// Renders rustc errors rustc-style, with cell line numbers and the cell's source lines.
@@ -134,6 +210,77 @@ mod tests {
         assert_eq!(e.ename, "MagicError");
         assert!(e.traceback[0].contains("bad"));
         assert_eq!(CellError::interrupted().ename, "KeyboardInterrupt");
+    }
+
+    #[test]
+    fn panic_messages() {
+        let report: Vec<String> = [
+            "",
+            "thread '<unnamed>' (3636) panicked at src/lib.rs:106:1:",
+            "deliberate",
+            "stack backtrace:",
+            "   0: __rustc::rust_begin_unwind",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(panic_message(&report), "deliberate");
+        let two = [
+            "thread 'main' panicked at a.rs:1:1:",
+            "line one",
+            "line two",
+        ]
+        .map(String::from);
+        assert_eq!(panic_message(&two), "line one\nline two");
+        assert_eq!(
+            panic_message(&["custom hook text".to_string()]),
+            "custom hook text"
+        );
+        assert_eq!(panic_message(&[]), "panic");
+        let mut e = CellError::simple("ProcessTerminated", "signal 6");
+        e.prepend(vec!["fatal: out of memory".into()]);
+        assert_eq!(e.traceback[0], "fatal: out of memory");
+        assert_eq!(e.traceback.len(), 2);
+    }
+
+    #[test]
+    fn backtraces_stop_at_the_cell() {
+        let report: Vec<String> = [
+            "thread '<unnamed>' panicked at src/lib.rs:1:1:",
+            "boom",
+            "stack backtrace:",
+            "   0: __rustc::rust_begin_unwind",
+            "             at /rustc/x/panicking.rs:689:5",
+            "   1: ctx::helper",
+            "   2: ctx::run_user_code_6::{{closure}}",
+            "   3: core::ops::function::FnOnce::call_once",
+            "             at /rustc/x/function.rs:1:1",
+            "  12: evcxr_gpu::main",
+            "note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.",
+        ]
+        .map(String::from)
+        .to_vec();
+        let t = trim_backtrace(report.clone());
+        assert_eq!(t[..7], report[..7]);
+        assert_eq!(t[7], "      (2 frames of evcxr's runtime left out)");
+        assert_eq!(t[8], report[10]);
+        assert_eq!(t.len(), 9);
+        let unnamed: Vec<String> = [
+            "stack backtrace:",
+            "   2: <unknown>",
+            "  10: evcxr::runtime::Runtime::run_loop",
+            "  11: evcxr::runtime::runtime_hook",
+            "  12: evcxr_gpu::main",
+            "note: Some details are omitted",
+        ]
+        .map(String::from)
+        .to_vec();
+        let t = trim_backtrace(unnamed);
+        assert_eq!(t[1], "   2: <unknown>");
+        assert_eq!(t[2], "      (3 frames of evcxr's runtime left out)");
+        assert_eq!(t.len(), 4);
+        let no_frames = vec!["custom".to_string()];
+        assert_eq!(trim_backtrace(no_frames.clone()), no_frames);
     }
 
     #[test]

@@ -11,8 +11,10 @@ pub mod config;
 pub mod display;
 pub mod errors;
 pub mod libpath;
+pub mod output;
 pub mod progress;
 pub mod stderr_tap;
+mod typing;
 pub mod vars;
 pub mod workdir;
 
@@ -22,8 +24,9 @@ use crate::publisher::Publisher;
 use crate::rewrite::append_epilogue;
 use config::Config;
 use errors::CellError;
-use evcxr::{CommandContext, EvalCallbacks, EvalContextOutputs, EvalOutputs};
+use evcxr::{CommandContext, EvalCallbacks, EvalOutputs};
 use jupyter_protocol::Media;
+use output::{Failure, Forwarder, PANIC_HOOK, STDERR_MARKER};
 use progress::BuildProgress;
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
@@ -44,6 +47,8 @@ pub struct ExecuteOutcome {
     pub results: Vec<(Media, bool)>,
     /// The error that stopped the cell, if any.
     pub error: Option<CellError>,
+    /// Text for the pager (`%doc`), as MIME bundles.
+    pub pages: Vec<Media>,
 }
 
 /// Completions as byte offsets into the code.
@@ -76,6 +81,14 @@ pub enum Job {
         cursor: usize,
         /// Where the completions go.
         reply: oneshot::Sender<CompletionResult>,
+    },
+    /// Evaluate `(name, expression)` pairs after a cell (`user_expressions`): each result's MIME
+    /// bundle or error.
+    Expressions {
+        /// The expressions, named.
+        expressions: Vec<(String, String)>,
+        /// Where the results go, with their names.
+        reply: oneshot::Sender<Vec<(String, Result<Media, CellError>)>>,
     },
     /// Describe what is under the cursor: `(plain text, html)`.
     Inspect {
@@ -157,146 +170,7 @@ impl Session {
     }
 }
 
-/// Printed by the end of every rewritten Rust step: its absence means a `?` returned early
-/// (evcxr reports such errors only on stderr).
-pub const COMPLETED_MARKER: &str = "EVCXR_GPU_STEP_COMPLETED";
-
-/// What the forwarder noticed in the output of the current step.
-#[derive(Default)]
-struct Seen {
-    completed: AtomicBool,
-    last_stderr: Mutex<String>,
-}
-
-/// Forwards evcxr's stdout/stderr lines to the cell; flushes on request.
-struct Forwarder {
-    flush: crossbeam_channel::Sender<mpsc::Sender<()>>,
-    seen: Arc<Seen>,
-}
-
-impl Forwarder {
-    fn spawn(outputs: EvalContextOutputs, publisher: Arc<Publisher>) -> std::io::Result<Forwarder> {
-        let (ftx, frx) = crossbeam_channel::unbounded::<mpsc::Sender<()>>();
-        let seen = Arc::new(Seen::default());
-        let s = seen.clone();
-        std::thread::Builder::new()
-            .name("evcxr-output".into())
-            .spawn(move || forward(outputs, publisher, frx, s))?;
-        Ok(Forwarder { flush: ftx, seen })
-    }
-
-    /// Forgets what was seen, before a step runs.
-    fn reset(&self) {
-        self.seen.completed.store(false, Ordering::SeqCst);
-        self.seen
-            .last_stderr
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
-    }
-
-    /// Waits until every line evcxr has produced so far has been published.
-    fn flush(&self) {
-        let (tx, rx) = mpsc::channel();
-        if self.flush.send(tx).is_ok() {
-            let _ = rx.recv_timeout(Duration::from_secs(5));
-        }
-    }
-}
-
-/// A burst of output, in order: text, and displays the cell shows or updates (stdout only).
-enum Piece {
-    Text(String),
-    Display(display::Display),
-}
-
-/// `first` and the lines that follow it in a burst, without the completion marker; display
-/// lines become [`Piece::Display`] where `displays` is set.
-fn drain(
-    first: String,
-    rx: &crossbeam_channel::Receiver<String>,
-    seen: &Seen,
-    displays: bool,
-) -> Vec<Piece> {
-    let mut pieces = Vec::new();
-    let mut text = String::new();
-    let mut size = 0;
-    let mut line = Some(first);
-    while let Some(l) = line.take() {
-        size += l.len() + 1;
-        if l == COMPLETED_MARKER {
-            seen.completed.store(true, Ordering::SeqCst);
-        } else if let Some((before, d)) = displays.then(|| display::split_display(&l)).flatten() {
-            text.push_str(before);
-            if !text.is_empty() {
-                pieces.push(Piece::Text(std::mem::take(&mut text)));
-            }
-            pieces.push(Piece::Display(d));
-        } else {
-            text.push_str(&l);
-            text.push('\n');
-        }
-        // Lines printed in a burst become one message (a few ms of patience at most).
-        if size < 64 * 1024 {
-            line = rx.recv_timeout(Duration::from_millis(3)).ok();
-        }
-    }
-    if !text.is_empty() {
-        pieces.push(Piece::Text(text));
-    }
-    pieces
-}
-
-fn publish(publisher: &Publisher, seen: &Seen, pieces: Vec<Piece>, stderr: bool) {
-    for piece in pieces {
-        match piece {
-            Piece::Text(text) if stderr => {
-                publisher.stderr(&text);
-                *seen.last_stderr.lock().unwrap_or_else(|p| p.into_inner()) = text;
-            }
-            Piece::Text(text) => publisher.stdout(&text),
-            Piece::Display(d) if d.update => publisher.update_display(d.data, &d.id),
-            Piece::Display(d) => publisher.display(d.data, Some(&d.id)),
-        }
-    }
-}
-
-fn forward(
-    outputs: EvalContextOutputs,
-    publisher: Arc<Publisher>,
-    flush: crossbeam_channel::Receiver<mpsc::Sender<()>>,
-    seen: Arc<Seen>,
-) {
-    let never = crossbeam_channel::never::<String>();
-    let mut out = Some(outputs.stdout);
-    let mut err = Some(outputs.stderr);
-    loop {
-        let o = out.as_ref().unwrap_or(&never);
-        let e = err.as_ref().unwrap_or(&never);
-        crossbeam_channel::select! {
-            recv(o) -> line => match line {
-                Ok(l) => publish(&publisher, &seen, drain(l, o, &seen, true), false),
-                Err(_) => out = None,
-            },
-            recv(e) -> line => match line {
-                Ok(l) => publish(&publisher, &seen, drain(l, e, &seen, false), true),
-                Err(_) => err = None,
-            },
-            recv(flush) -> ack => match ack {
-                Ok(ack) => {
-                    while let Ok(l) = o.try_recv() {
-                        publish(&publisher, &seen, drain(l, o, &seen, true), false);
-                    }
-                    while let Ok(l) = e.try_recv() {
-                        publish(&publisher, &seen, drain(l, e, &seen, false), true);
-                    }
-                    let _ = ack.send(());
-                }
-                Err(_) => return,
-            },
-        }
-    }
-}
+pub use output::COMPLETED_MARKER;
 
 /// The state living on the session thread.
 struct Worker {
@@ -311,6 +185,9 @@ struct Worker {
     publisher: Arc<Publisher>,
     progress: Arc<BuildProgress>,
     interrupter: Arc<Interrupter>,
+    /// The user process the panic hook ([`PANIC_HOOK`]) was installed in (evcxr starts a new
+    /// one after a crash or an interrupt).
+    hooked_pid: Option<u32>,
 }
 
 const SYNC: &str = "gpukit::synchronize()?;";
@@ -332,6 +209,7 @@ impl Worker {
             publisher,
             progress,
             interrupter,
+            hooked_pid: None,
         };
         match CommandContext::new() {
             Ok((ctx, outputs)) => {
@@ -339,7 +217,7 @@ impl Worker {
                     .child
                     .lock()
                     .unwrap_or_else(|p| p.into_inner()) = Some(ctx.process_handle());
-                match Forwarder::spawn(outputs, w.publisher.clone()) {
+                match Forwarder::spawn(outputs.stdout, outputs.stderr, w.publisher.clone()) {
                     Ok(f) => w.forwarder = Some(f),
                     Err(e) => w.startup_error = Some(format!("cannot forward output: {e}")),
                 }
@@ -358,7 +236,7 @@ impl Worker {
 
     fn load(&mut self, config: &Config) {
         let Ok(ctx) = &mut self.ctx else { return };
-        let code = config.startup_code();
+        let code = format!("{}\n{PANIC_HOOK}", config.startup_code());
         // A first build can fail for reasons that do not repeat (several kernels starting at once
         // and contending for cargo's locks and evcxr's cache; a compiler killed from outside):
         // one more try before the session goes on without gpukit.
@@ -367,12 +245,15 @@ impl Worker {
             ctx.execute(&code)
         });
         match result {
-            Ok(_) => self.gpukit = config.gpukit.is_some(),
+            Ok(_) => {
+                self.gpukit = config.gpukit.is_some();
+                self.hooked_pid = self.user_pid();
+            }
             Err(e) => {
                 let err = CellError::evcxr(&e, &code);
                 self.startup_error = Some(format!(
                     "the session start-up code failed, so gpukit is not loaded:\n{}\n{}",
-                    code,
+                    config.startup_code(),
                     err.traceback.join("\n")
                 ));
                 let _ = ctx.execute(&format!(
@@ -397,20 +278,50 @@ impl Worker {
             } => {
                 let _ = reply.send(self.complete(&code, cursor));
             }
+            Job::Expressions { expressions, reply } => {
+                let results = expressions
+                    .into_iter()
+                    .map(|(name, expr)| {
+                        let r = self.expression(&expr);
+                        (name, r)
+                    })
+                    .collect();
+                let _ = reply.send(results);
+            }
             Job::Inspect {
                 code,
                 cursor,
                 reply,
             } => {
-                let r = match &mut self.ctx {
-                    Ok(ctx) => ctx
-                        .hover_at(&code, cursor.min(code.len()))
-                        .ok()
-                        .filter(|(p, _)| !p.trim().is_empty()),
-                    Err(_) => None,
-                };
-                let _ = reply.send(r);
+                let _ = reply.send(self.hover(&code, cursor));
             }
+        }
+    }
+
+    /// rust-analyzer's description of what is at `cursor` in `code`: `(plain text, html)`.
+    fn hover(&mut self, code: &str, cursor: usize) -> Option<(String, String)> {
+        match &mut self.ctx {
+            Ok(ctx) => ctx
+                .hover_at(code, cursor.min(code.len()))
+                .ok()
+                .filter(|(p, _)| !p.trim().is_empty()),
+            Err(_) => None,
+        }
+    }
+
+    /// Evaluates one user expression (borrowed, so no variable is moved) and returns how it
+    /// displays.
+    fn expression(&mut self, expr: &str) -> Result<Media, CellError> {
+        let expr = expr.trim().trim_end_matches(';').trim_end();
+        if expr.is_empty() {
+            return Err(CellError::simple("SyntaxError", "the expression is empty"));
+        }
+        if self.ctx.is_err() {
+            return Err(CellError::simple("SessionError", "evcxr is not running"));
+        }
+        match self.eval(&format!("&({expr})"), &None)? {
+            Some((media, _)) => Ok(media),
+            None => Ok(crate::publisher::text_media("()")),
         }
     }
 
@@ -456,9 +367,24 @@ impl Worker {
                     source,
                 } => self.cuda(&code, &kernels, &module_var, &source, &input),
                 Step::Reflect { magic, name, code } => self.reflect(magic, &name, &code, &input),
+                Step::Doc(name) => match self.hover(&name, name.len()) {
+                    Some((plain, html)) => {
+                        outcome.pages.push(
+                            serde_json::from_value(
+                                serde_json::json!({ "text/plain": plain, "text/html": html }),
+                            )
+                            .unwrap_or_default(),
+                        );
+                        Ok(None)
+                    }
+                    None => Err(CellError::simple(
+                        "MagicError",
+                        &format!("%doc: no documentation found for `{name}`"),
+                    )),
+                },
             };
             if let Some(f) = &self.forwarder {
-                f.flush();
+                f.release();
             }
             match r {
                 Ok(Some(media)) => outcome.results.push(media),
@@ -490,106 +416,144 @@ impl Worker {
         ctx.execute_with_callbacks(code, &mut callbacks)
     }
 
+    /// The process id of the user-code process.
+    fn user_pid(&self) -> Option<u32> {
+        let ctx = self.ctx.as_ref().ok()?;
+        let child = ctx.process_handle();
+        let id = child.lock().unwrap_or_else(|p| p.into_inner()).id();
+        Some(id)
+    }
+
+    /// Installs the panic hook in the user process if this process does not have it yet.
+    fn ensure_panic_hook(&mut self) {
+        let pid = self.user_pid();
+        if pid.is_some() && pid != self.hooked_pid {
+            // Tried once per process: if it does not compile now, it will not later either.
+            let _ = self.eval_raw(PANIC_HOOK, &None);
+            self.hooked_pid = pid;
+        }
+    }
+
+    /// Runs `code` rewritten to end with the completion markers (and a gpukit synchronisation);
+    /// returns evcxr's result and whether the markers are expected.
+    fn run_step(
+        &mut self,
+        code: &str,
+        input: &Option<InputFn>,
+    ) -> Result<(Result<EvalOutputs, evcxr::Error>, bool), CellError> {
+        let markers = format!("eprintln!(\"{STDERR_MARKER}\"); println!(\"{COMPLETED_MARKER}\");");
+        let epilogue = if self.gpukit {
+            format!("{SYNC} {markers}")
+        } else {
+            markers
+        };
+        let rewritten = append_epilogue(code, &epilogue).filter(|r| r != code);
+        if let Some(f) = &self.forwarder {
+            f.reset();
+        }
+        let Some(rewritten) = rewritten else {
+            return Ok((self.eval_raw(code, input), false));
+        };
+        Ok(match self.eval_raw(&rewritten, input) {
+            // Variables evcxr cannot type: the code as written would fail the same way.
+            Err(e) if typing::is_inference_failure(&e) => (Err(e), true),
+            // The appended code cannot be the cause of a type error the user's code does not
+            // have, but some values cannot be borrowed for display; evaluate the cell as
+            // written then, for exact error messages or a result, and sync apart.
+            Err(evcxr::Error::CompilationErrors(_)) => {
+                let r = self.eval_raw(code, input);
+                if r.is_ok() && self.gpukit {
+                    if let Err(e) = self.eval_raw(SYNC, input) {
+                        return Err(self.error(&e, SYNC));
+                    }
+                }
+                (r, false)
+            }
+            other => (other, true),
+        })
+    }
+
     /// Evaluates one Rust step, synchronising gpukit at its end.
     fn eval(
         &mut self,
         code: &str,
         input: &Option<InputFn>,
     ) -> Result<Option<(Media, bool)>, CellError> {
+        self.ensure_panic_hook();
         let is_value = matches!(
             crate::rewrite::tail(code),
             Some(crate::rewrite::Tail::Expr { .. })
         );
-        let epilogue = if self.gpukit {
-            format!("{SYNC} println!(\"{COMPLETED_MARKER}\");")
-        } else {
-            format!("println!(\"{COMPLETED_MARKER}\");")
+        let (mut result, mut expect_marker) = self.run_step(code, input)?;
+        let mut ran = code.to_string();
+        let mut note = None;
+        if result
+            .as_ref()
+            .err()
+            .is_some_and(typing::is_inference_failure)
+        {
+            if let Some((r, marked, annotated)) =
+                self.run_with_compiler_types(code, input, &mut note)?
+            {
+                (result, expect_marker, ran) = (r, marked, annotated);
+            }
+        }
+        let out = match result {
+            Ok(out) => out,
+            Err(e) => {
+                let mut err = self.error(&e, &ran);
+                if let Some(note) = note {
+                    err.traceback.push(note);
+                }
+                if let Some(f) = &self.forwarder {
+                    // What a crashing process printed last explains the crash: it goes with the
+                    // error rather than before it.
+                    if matches!(e, evcxr::Error::SubprocessTerminated(_)) {
+                        if let Some(failure) = f.take_failure(Duration::from_millis(300)) {
+                            err.prepend(failure_lines(&failure));
+                        }
+                    }
+                    f.release();
+                }
+                return Err(err);
+            }
         };
-        let rewritten = append_epilogue(code, &epilogue).filter(|r| r != code);
         if let Some(f) = &self.forwarder {
-            f.reset();
-        }
-        let mut expect_marker = rewritten.is_some();
-        let result = match rewritten {
-            Some(rewritten) => match self.eval_raw(&rewritten, input) {
-                // The appended code cannot be the cause of a type error the user's code does not
-                // have, but some values cannot be borrowed for display; evaluate the cell as
-                // written then, for exact error messages or a result, and sync apart.
-                Err(evcxr::Error::CompilationErrors(_)) => {
-                    expect_marker = false;
-                    let r = self.eval_raw(code, input);
-                    if r.is_ok() && self.gpukit {
-                        if let Err(e) = self.eval_raw(SYNC, input) {
-                            return Err(self.error(&e, SYNC));
-                        }
-                    }
-                    r
+            f.flush();
+            if expect_marker && !f.completed() {
+                if self.interrupter.take_interrupted() {
+                    f.release();
+                    return Err(CellError::interrupted());
                 }
-                other => other,
-            },
-            None => self.eval_raw(code, input),
-        };
-        if result.is_ok() && expect_marker {
-            if let Some(f) = &self.forwarder {
-                f.flush();
-                if !f.seen.completed.load(Ordering::SeqCst) {
-                    if self.interrupter.take_interrupted() {
-                        return Err(CellError::interrupted());
-                    }
-                    // evcxr reads the child's stderr on its own thread: give the error
-                    // message a moment to arrive so it can name the error.
-                    let mut shown = String::new();
-                    for _ in 0..40 {
-                        shown = f
-                            .seen
-                            .last_stderr
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .trim()
-                            .to_string();
-                        if !shown.is_empty() {
-                            break;
-                        }
-                        std::thread::sleep(Duration::from_millis(25));
-                        f.flush();
-                    }
-                    let (evalue, traceback) = if shown.is_empty() {
-                        let msg = "the cell returned early with an error (`?`)".to_string();
-                        (msg.clone(), vec![msg])
-                    } else {
-                        let first = shown.lines().next().unwrap_or_default().to_string();
-                        (first, shown.lines().map(str::to_string).collect())
-                    };
-                    return Err(CellError {
-                        ename: "Error".into(),
-                        evalue,
-                        traceback,
-                    });
-                }
+                // evcxr reads the process's stderr on its own thread: give the report or the
+                // message a moment to arrive so it can name the error.
+                let failure = f.take_failure(Duration::from_secs(3));
+                f.release();
+                return Err(step_failure(failure));
+            }
+            if expect_marker {
+                f.finish_completed(Duration::from_secs(2));
+            } else {
+                f.release();
             }
         }
-        match result {
-            Ok(out) => {
-                if let Some(t) = out.timing {
-                    self.publisher
-                        .stdout(&format!("Took {}ms\n", t.as_millis()));
-                }
-                let only_unit = out.content_by_mime_type.len() == 1
-                    && out.get("text/plain").map(str::trim) == Some("()");
-                if out.content_by_mime_type.is_empty() || only_unit {
-                    return Ok(None);
-                }
-                let map: serde_json::Map<String, serde_json::Value> = out
-                    .content_by_mime_type
-                    .into_iter()
-                    .map(|(k, v)| (k, serde_json::Value::String(v)))
-                    .collect();
-                Ok(serde_json::from_value(serde_json::Value::Object(map))
-                    .ok()
-                    .map(|m| (m, is_value)))
-            }
-            Err(e) => Err(self.error(&e, code)),
+        if let Some(t) = out.timing {
+            self.publisher
+                .stdout(&format!("Took {}ms\n", t.as_millis()));
         }
+        let only_unit = out.content_by_mime_type.len() == 1
+            && out.get("text/plain").map(str::trim) == Some("()");
+        if out.content_by_mime_type.is_empty() || only_unit {
+            return Ok(None);
+        }
+        let map: serde_json::Map<String, serde_json::Value> = out
+            .content_by_mime_type
+            .into_iter()
+            .map(|(k, v)| (k, serde_json::Value::String(v)))
+            .collect();
+        Ok(serde_json::from_value(serde_json::Value::Object(map))
+            .ok()
+            .map(|m| (m, is_value)))
     }
 
     fn has_variable(&self, name: &str) -> bool {
@@ -748,6 +712,39 @@ impl Worker {
     }
 }
 
+/// The lines of what a failed step printed.
+fn failure_lines(failure: &Failure) -> Vec<String> {
+    let (Failure::Panic(text) | Failure::Stderr(text)) = failure;
+    text.trim_matches('\n')
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The error of a step that stopped before its end, from what it printed.
+fn step_failure(failure: Option<Failure>) -> CellError {
+    let Some(failure) = failure else {
+        return CellError::simple("Error", "the cell returned early with an error (`?`)");
+    };
+    let traceback = failure_lines(&failure);
+    match failure {
+        Failure::Panic(_) => CellError {
+            ename: "Panic".into(),
+            evalue: errors::panic_message(&traceback),
+            traceback: errors::trim_backtrace(traceback),
+        },
+        Failure::Stderr(_) => CellError {
+            ename: "Error".into(),
+            evalue: traceback
+                .iter()
+                .find(|l| !l.trim().is_empty())
+                .cloned()
+                .unwrap_or_default(),
+            traceback,
+        },
+    }
+}
+
 /// Completes magic names when the cursor is in `%name` or `%%name` at the start of a line where
 /// a magic can start (not inside a string, a comment or an unfinished statement).
 pub fn complete_magic(code: &str, cursor: usize) -> Option<CompletionResult> {
@@ -784,49 +781,6 @@ pub fn complete_magic(code: &str, cursor: usize) -> Option<CompletionResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// What `drain` makes of `lines` (the first one is taken as already received).
-    fn drained(lines: &[&str], displays: bool) -> Vec<String> {
-        let (tx, rx) = crossbeam_channel::unbounded();
-        for l in &lines[1..] {
-            tx.send(l.to_string()).unwrap();
-        }
-        let seen = Seen::default();
-        let pieces = drain(lines[0].to_string(), &rx, &seen, displays);
-        pieces
-            .into_iter()
-            .map(|p| match p {
-                Piece::Text(t) => format!("text {t:?}"),
-                Piece::Display(d) => format!("display {} {}", d.id, d.update),
-            })
-            .collect()
-    }
-
-    #[test]
-    fn display_lines_become_displays_in_order() {
-        let show = "EVCXR_GPU_DISPLAY {\"display_id\":\"m\",\"update\":false,\"data\":{\"text/plain\":\"x\"}}";
-        let update = "EVCXR_GPU_DISPLAY {\"display_id\":\"m\",\"update\":true,\"data\":{\"text/plain\":\"y\"}}";
-        let partial = format!("50%{update}");
-        assert_eq!(
-            drained(&["a", show, "b", COMPLETED_MARKER, &partial, "c"], true),
-            [
-                "text \"a\\n\"",
-                "display m false",
-                "text \"b\\n50%\"",
-                "display m true",
-                "text \"c\\n\""
-            ]
-        );
-        // On stderr, or where the line does not parse, it is text.
-        assert_eq!(
-            drained(&[show], false),
-            [format!("text {:?}", format!("{show}\n"))]
-        );
-        assert_eq!(
-            drained(&["EVCXR_GPU_DISPLAY {oops"], true),
-            ["text \"EVCXR_GPU_DISPLAY {oops\\n\""]
-        );
-    }
 
     #[test]
     fn completes_magic_names() {
