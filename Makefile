@@ -18,13 +18,13 @@ NOTEBOOK_DIRS := notebooks tests/notebooks
 # JupyterLab refuses to run as root unless told; containers and hosted machines often are root.
 LAB_FLAGS := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: help lab test install reinstall wheel test-cargo test-protocol test-install test-python-magic test-notebooks bench-kernel-latency
+.PHONY: help lab test install reinstall wheel test-cargo test-protocol test-install test-python-magic test-notebooks test-browser bench-kernel-latency
 
 help:
 	@echo "make lab    install if needed, then start JupyterLab on notebooks/ with the \"Rust (GPU)\" kernel"
-	@echo "make test   install if needed, then run the crate tests, the kernel protocol tests and every notebook"
+	@echo "make test   install if needed, then run the crate tests, the kernel protocol tests, every notebook and the browser test"
 	@echo "make wheel  build dist/rust_gpu-*.whl: the prebuilt kernel for hosted Jupyter (Colab), see python/README.md"
-	@echo "helpers: make install | reinstall | test-cargo | test-protocol | test-install | test-python-magic | test-notebooks | bench-kernel-latency"
+	@echo "helpers: make install | reinstall | test-cargo | test-protocol | test-install | test-python-magic | test-notebooks | test-browser | bench-kernel-latency"
 
 $(INSTALLED): $(INSTALL_INPUTS)
 	bash install/install.sh
@@ -64,7 +64,15 @@ test-notebooks: $(INSTALLED)
 	@if [ -f tests/gpu/check_manifest.py ]; then $(PY) tests/gpu/check_manifest.py || true; fi
 	$(TEST_ENV) $(PY) tests/notebooks/run.py $(NOTEBOOK_DIRS)
 
-test: test-cargo test-protocol test-install test-python-magic test-notebooks
+# JupyterLab as `make lab` starts it, driven by Debian's Chromium (CHROMIUM=path to choose
+# another) through Playwright's Python package, which never downloads a browser here.
+# BROWSER_PY: a Python with pytest and playwright (default: the project venv, given them once).
+BROWSER_PY ?= $(PY)
+test-browser: $(INSTALLED)
+	@$(BROWSER_PY) -c 'import playwright.sync_api, PIL' 2>/dev/null || $(BROWSER_PY) -m pip install --quiet -r tests/browser/requirements.txt
+	$(RUN_ENV) LAB_VENV="$(VENV)" $(BROWSER_PY) -m pytest -q --durations=0 tests/browser
+
+test: test-cargo test-protocol test-install test-python-magic test-notebooks test-browser
 
 bench-kernel-latency: $(INSTALLED)
 	$(PY) benches/kernel_latency/bench.py --evcxr-jupyter "$${EVCXR_JUPYTER:-/work/evcxr-ref/bin/evcxr_jupyter}"

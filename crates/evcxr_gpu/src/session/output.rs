@@ -603,7 +603,10 @@ mod tests {
         let show = "EVCXR_GPU_DISPLAY {\"display_id\":\"m\",\"update\":false,\"data\":{\"text/plain\":\"x\"}}";
         let update = "EVCXR_GPU_DISPLAY {\"display_id\":\"m\",\"update\":true,\"data\":{\"text/plain\":\"y\"}}";
         let partial = format!("50%{update}");
-        send(&r.out, &["a", show, "b", &partial, "c", "EVCXR_GPU_DISPLAY {oops"]);
+        send(
+            &r.out,
+            &["a", show, "b", &partial, "c", "EVCXR_GPU_DISPLAY {oops"],
+        );
         r.fwd.release();
         send(&r.err, &[show]);
         r.fwd.release();
