@@ -442,3 +442,42 @@ def test_doc_pages_and_clear_output(kernel):
     reply, msgs = run(kc, 'println!("old");\nprintln!("EVCXR_GPU_CLEAR_OUTPUT wait");\nprintln!("new");')
     kinds = [(t, c.get("text", c.get("wait"))) for t, c, _ in msgs if t in ("stream", "clear_output")]
     assert kinds == [("stream", "old\n"), ("clear_output", True), ("stream", "new\n")]
+
+
+def _queue(kc, cells, stop_on_error):
+    """Sends every cell at once (as JupyterLab's Run All does); returns their replies in order."""
+    ids = [kc.execute(code, stop_on_error=stop_on_error) for code in cells]
+    replies = {}
+    while len(replies) < len(ids):
+        msg = kc.get_shell_msg(timeout=300)
+        if msg["parent_header"].get("msg_id") in ids:
+            replies[msg["parent_header"]["msg_id"]] = msg["content"]
+    return [replies[i] for i in ids]
+
+
+def test_stop_on_error_aborts_the_cells_queued_behind_a_failure(kernel):
+    """Run All with a failing cell: the cells already queued behind it are answered `aborted`
+    without running; the next request after the queue runs normally."""
+    _, kc = kernel
+    replies = _queue(
+        kc,
+        ['let stop_marker = 1;', 'let r: Result<(), String> = Err("stop here".into()); r?;',
+         'let stop_marker = 2;', 'let stop_marker = 3;'],
+        stop_on_error=True,
+    )
+    assert [r["status"] for r in replies] == ["ok", "error", "aborted", "aborted"], replies
+    reply, msgs = run(kc, "stop_marker")
+    assert reply["status"] == "ok"
+    assert outputs(msgs, "execute_result")[0]["data"]["text/plain"] == "1"
+
+
+def test_without_stop_on_error_queued_cells_still_run(kernel):
+    _, kc = kernel
+    replies = _queue(
+        kc,
+        ['let r: Result<(), String> = Err("go on".into()); r?;', 'let go_on_marker = 7;'],
+        stop_on_error=False,
+    )
+    assert [r["status"] for r in replies] == ["error", "ok"], replies
+    reply, msgs = run(kc, "go_on_marker")
+    assert outputs(msgs, "execute_result")[0]["data"]["text/plain"] == "7"

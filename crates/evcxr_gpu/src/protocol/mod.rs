@@ -216,8 +216,23 @@ pub async fn serve(
 
     let mut count: usize = 0;
     let mut history = history::History::default();
+    // Set when a cell failed with `stop_on_error`: the execute requests already waiting (a "Run
+    // All" queues every cell at once) are answered `aborted` without running, as ipykernel does.
+    let mut aborting = false;
     loop {
-        let msg = match read_request(&mut shell).await {
+        let read = if aborting {
+            match tokio::time::timeout(ABORT_QUEUE_WAIT, read_request(&mut shell)).await {
+                Ok(r) => r,
+                Err(_) => {
+                    // The queue is empty: later requests run again.
+                    aborting = false;
+                    continue;
+                }
+            }
+        } else {
+            read_request(&mut shell).await
+        };
+        let msg = match read {
             Ok(m) => m,
             Err(e) => {
                 if log_read_error(&publisher, "shell", &e) {
@@ -231,6 +246,16 @@ pub async fn serve(
             JupyterMessageContent::KernelInfoRequest(_) => {
                 Some(kernel_info::reply(&rustc).as_child_of(&msg))
             }
+            JupyterMessageContent::ExecuteRequest(_) if aborting => Some(
+                ExecuteReply {
+                    status: ReplyStatus::Aborted,
+                    execution_count: ExecutionCount::new(count),
+                    payload: Vec::new(),
+                    user_expressions: None,
+                    error: None,
+                }
+                .as_child_of(&msg),
+            ),
             JupyterMessageContent::ExecuteRequest(req) => {
                 let store = req.store_history && !req.silent;
                 if store {
@@ -254,6 +279,7 @@ pub async fn serve(
                 if store {
                     history.record(count, &req.code, &output);
                 }
+                aborting = req.stop_on_error && failed(&reply);
                 Some(reply)
             }
             JupyterMessageContent::CompleteRequest(req) => {
@@ -351,6 +377,15 @@ async fn shutdown(publisher: &Publisher, interrupter: &Interrupter, msg: &Jupyte
     publisher.send_to(msg, Status::idle());
     tokio::time::sleep(Duration::from_millis(200)).await;
     std::process::exit(0)
+}
+
+/// How long the shell waits for one more queued request while aborting after a failed cell;
+/// quiet for this long means the queue is empty.
+const ABORT_QUEUE_WAIT: Duration = Duration::from_millis(20);
+
+/// Whether an execute reply reports an error.
+fn failed(reply: &JupyterMessage) -> bool {
+    matches!(&reply.content, JupyterMessageContent::ExecuteReply(r) if r.status == ReplyStatus::Error)
 }
 
 /// Reads the next request from the shell socket. Like jupyter-zmq-client's `read` (which
