@@ -506,6 +506,23 @@ def run_all(warmup: int, reps: int, only: str | None, emit):
                  note="checked to 1e-12 relative (start + i * step and i / (n - 1) differ in the last bits)"))
         del ref
 
+    name = "DLPack round trip: export + import (float32, 2^28, no copy)"
+    if wants(name):
+        # cupy.from_dlpack(a) asks `a` for a DLPack capsule and wraps it: the same buffer.
+        a = pattern_f32(N)
+        ref = pattern_f32(N)
+        check = summary(a)
+
+        def same_buffer(b):
+            if b.data.ptr != a.data.ptr:
+                return scalar_outcome(float(b.data.ptr), float(a.data.ptr), 0.0)
+            return checker.compare(b, ref, 0.0)
+
+        m = measure(cp, bracket, warmup, reps, FULL_CHECK, lambda: cp.from_dlpack(a), same_buffer)
+        emit(row(name, m, how(), check, 0, "",
+                 note="host work only: no byte moves; gpukit synchronises its stream before export"))
+        del a, ref
+
     reductions = ("sum (float64, 2^28)", "mean (float64, 2^28)", "max (float64, 2^28)")
     if any(wants(r) for r in reductions):
         # two inputs in turns, so a result left over from the previous call is wrong

@@ -85,6 +85,11 @@ def linspace(a, b, n, dtype=float64):
     return _wrap(np.linspace(a, b, n, dtype=dtype))
 
 
+def from_dlpack(a):
+    """Like CuPy's: a new array object over the same buffer."""
+    return a.view(ndarray)
+
+
 def ascontiguousarray(a):
     return _wrap(np.ascontiguousarray(a))
 

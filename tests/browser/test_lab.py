@@ -1,8 +1,8 @@
 """The lessons in JupyterLab in a real browser: open, pick "Rust (GPU)", Run All Cells, read the page.
 
 Lesson 2.0 is the one the course centres on: it must show an array repr (`array([...`) and
-`%%time` lines. It shows no image output (its figures are SVG files in markdown cells, which
-are not outputs), so lesson 3.0, whose `imshow` cells put PNG images under the cells, covers the
+`%%time` lines, and its bar chart of the three ways to misuse a GPU (an inline SVG output of
+`gpukit::plot`). Lesson 3.0, whose `imshow` cells put PNG images under the cells, covers the
 inline image. Both must finish with every code cell executed and no error output. A control
 notebook with a compile error proves the error check sees errors (stderr text alone is not one).
 """
@@ -236,6 +236,8 @@ def test_lesson_2_0_kernels(page, lab, shots, unchanged_lessons):
     assert any(re.search(r"array\(\[.*\], dtype=\w+, device=\w+", o["text"], re.S) for o in arrays), (
         f"the array outputs lack the dtype/device suffix: {arrays[0]['text'][:200]!r}"
     )
+    charts = sum(c["svgs"] for c in cells)
+    assert charts >= 1, "the bar chart (an SVG output) is not in the page"
 
 
 def test_lesson_3_0_gaussian_blur(page, lab, shots, unchanged_lessons):

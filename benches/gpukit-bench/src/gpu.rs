@@ -414,6 +414,48 @@ pub fn run_all(
         ));
     }
 
+    let name = "DLPack round trip: export + import (float32, 2^28, no copy)";
+    if opts.wants(name) {
+        // The array leaves as a DLPack tensor and comes back; the check is that it is the
+        // same buffer (address) holding the same values.
+        let a = pattern_f32(n)?;
+        let address = a.as_device_ptr().ok();
+        let check = summary(&a)?;
+        let reference = pattern_f32(n)?;
+        let mut slot = Some(a);
+        let m = measure(
+            t,
+            w,
+            r,
+            FULL_CHECK,
+            &mut slot,
+            |_| Ok(()),
+            |slot| {
+                let a = slot.take().ok_or_else(|| Error::Other("no array".into()))?;
+                *slot = Some(Array::<f32>::from_dlpack(a.into_dlpack()?)?);
+                Ok(())
+            },
+            |slot, ()| {
+                let a = slot.as_ref().ok_or_else(|| Error::Other("no array".into()))?;
+                let now = a.as_device_ptr().ok();
+                if now != address {
+                    let as_f64 = |p: Option<u64>| p.map_or(-1.0, |p| p as f64);
+                    return Ok(Outcome::scalar(as_f64(now), as_f64(address), 0.0));
+                }
+                checker.compare(a, &reference, 0.0)
+            },
+        )?;
+        emit(Row::op(
+            name,
+            m,
+            span,
+            check,
+            0.0,
+            "",
+            "host work only: no byte moves; gpukit synchronises its stream before export",
+        ));
+    }
+
     const REDUCTIONS: [&str; 3] = [
         "sum (float64, 2^28)",
         "mean (float64, 2^28)",
