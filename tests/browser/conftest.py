@@ -9,8 +9,7 @@ Environment:
   LAB_VENV   the virtual environment holding JupyterLab and the "Rust (GPU)" kernelspec
              (default: .venv of this checkout, as `make lab` uses)
   CHROMIUM   the Chromium binary (default: `chromium` on PATH, i.e. Debian's /usr/bin/chromium)
-  BROWSER_SHOTS  where screenshots go (default: target/browser-shots; the committed ones in
-                 docs/browser are refreshed with BROWSER_SHOTS=docs/browser)
+  BROWSER_SHOTS  where screenshots go (default: docs/browser)
 """
 
 from __future__ import annotations
@@ -241,6 +240,6 @@ def page(browser, lab):
 @pytest.fixture(scope="session")
 def shots():
     """The screenshot folder."""
-    d = Path(os.environ.get("BROWSER_SHOTS", ROOT / "target" / "browser-shots"))
+    d = Path(os.environ.get("BROWSER_SHOTS", ROOT / "docs" / "browser"))
     d.mkdir(parents=True, exist_ok=True)
     return d
