@@ -436,7 +436,9 @@ pub fn run_all(
                 Ok(())
             },
             |slot, ()| {
-                let a = slot.as_ref().ok_or_else(|| Error::Other("no array".into()))?;
+                let a = slot
+                    .as_ref()
+                    .ok_or_else(|| Error::Other("no array".into()))?;
                 let now = a.as_device_ptr().ok();
                 if now != address {
                     let as_f64 = |p: Option<u64>| p.map_or(-1.0, |p| p as f64);

@@ -21,6 +21,7 @@ use jupyter_protocol::{
     Status,
 };
 use jupyter_zmq_client::{KernelShellConnection, RawMessage, RuntimeError};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
@@ -216,37 +217,28 @@ pub async fn serve(
 
     let mut count: usize = 0;
     let mut history = history::History::default();
-    // Set when a cell failed with `stop_on_error`: the execute requests already waiting (a "Run
-    // All" queues every cell at once) are answered `aborted` without running, as ipykernel does.
-    let mut aborting = false;
+    // Requests read off the socket while a failed cell's reply was held back, and whether
+    // each is to be aborted (see `stop_on_error` below).
+    let mut queued: VecDeque<(JupyterMessage, bool)> = VecDeque::new();
     loop {
-        let read = if aborting {
-            match tokio::time::timeout(ABORT_QUEUE_WAIT, read_request(&mut shell)).await {
-                Ok(r) => r,
-                Err(_) => {
-                    // The queue is empty: later requests run again.
-                    aborting = false;
+        let (msg, abort) = match queued.pop_front() {
+            Some(q) => q,
+            None => match read_request(&mut shell).await {
+                Ok(m) => (m, false),
+                Err(e) => {
+                    if log_read_error(&publisher, "shell", &e) {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
                     continue;
                 }
-            }
-        } else {
-            read_request(&mut shell).await
-        };
-        let msg = match read {
-            Ok(m) => m,
-            Err(e) => {
-                if log_read_error(&publisher, "shell", &e) {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-                continue;
-            }
+            },
         };
         publisher.send_to(&msg, Status::busy());
         let reply: Option<JupyterMessage> = match &msg.content {
             JupyterMessageContent::KernelInfoRequest(_) => {
                 Some(kernel_info::reply(&rustc).as_child_of(&msg))
             }
-            JupyterMessageContent::ExecuteRequest(_) if aborting => Some(
+            JupyterMessageContent::ExecuteRequest(_) if abort => Some(
                 ExecuteReply {
                     status: ReplyStatus::Aborted,
                     execution_count: ExecutionCount::new(count),
@@ -279,7 +271,18 @@ pub async fn serve(
                 if store {
                     history.record(count, &req.code, &output);
                 }
-                aborting = req.stop_on_error && failed(&reply);
+                if req.stop_on_error && failed(&reply) {
+                    // Before the reply goes out, whatever is already waiting on the socket was
+                    // sent before the client knew of the failure (a "Run All" queues every
+                    // cell at once): its execute requests are aborted, as ipykernel does.
+                    // Requests sent after the reply run normally.
+                    queued.extend(
+                        read_waiting(&mut shell, &publisher)
+                            .await
+                            .into_iter()
+                            .map(|m| (m, true)),
+                    );
+                }
                 Some(reply)
             }
             JupyterMessageContent::CompleteRequest(req) => {
@@ -379,9 +382,27 @@ async fn shutdown(publisher: &Publisher, interrupter: &Interrupter, msg: &Jupyte
     std::process::exit(0)
 }
 
-/// How long the shell waits for one more queued request while aborting after a failed cell;
-/// quiet for this long means the queue is empty.
+/// How long the shell waits for one more waiting request after a failed cell; quiet for this
+/// long means nothing more is queued.
 const ABORT_QUEUE_WAIT: Duration = Duration::from_millis(20);
+
+/// The requests already waiting on the shell socket (each read within [`ABORT_QUEUE_WAIT`] of
+/// the last).
+async fn read_waiting(
+    shell: &mut KernelShellConnection,
+    publisher: &Publisher,
+) -> Vec<JupyterMessage> {
+    let mut waiting = Vec::new();
+    while let Ok(read) = tokio::time::timeout(ABORT_QUEUE_WAIT, read_request(shell)).await {
+        match read {
+            Ok(m) => waiting.push(m),
+            Err(e) => {
+                log_read_error(publisher, "shell", &e);
+            }
+        }
+    }
+    waiting
+}
 
 /// Whether an execute reply reports an error.
 fn failed(reply: &JupyterMessage) -> bool {
