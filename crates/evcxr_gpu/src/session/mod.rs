@@ -8,6 +8,7 @@
 //! Why this file is long: the session is one state machine (start-up, cells, magics lowering, completion, interrupts); its helpers already live in the sibling files.
 
 pub mod config;
+pub mod dep_cache;
 pub mod display;
 pub mod errors;
 pub mod libpath;
@@ -236,6 +237,18 @@ impl Worker {
 
     fn load(&mut self, config: &Config) {
         let Ok(ctx) = &mut self.ctx else { return };
+        if config.cache_mib > 0 {
+            if let Some(dir) = dep_cache::evcxr_cache_dir() {
+                let pruned = dep_cache::prune_stale_entries(&dir);
+                if pruned > 0 {
+                    self.publisher.log(&format!(
+                        "evcxr_gpu: removed {pruned} entr{} of evcxr's dependency cache that \
+                         named files no longer there",
+                        if pruned == 1 { "y" } else { "ies" }
+                    ));
+                }
+            }
+        }
         let code = format!("{}\n{PANIC_HOOK}", config.startup_code());
         // A first build can fail for reasons that do not repeat (several kernels starting at once
         // and contending for cargo's locks and evcxr's cache; a compiler killed from outside):
