@@ -169,6 +169,20 @@
 //! 1.63 ms unchecked, +25%, mostly because the indices an error would report stay in registers
 //! (64 per thread instead of 48), so fewer threads fit on a multiprocessor.
 //!
+//! ### Checks that cannot fail are left out
+//!
+//! On the GPU, an access whose indices are proven in range is emitted without a check, as
+//! `a.at(i) /* in bounds: i guard */` (the comment in `%source` says why). Proofs come from:
+//! a dominating guard (`if i < a.len()`, `if y < h && x < w` with `let h = img.shape(0)`, the
+//! `else` of `if i >= n`), an early exit (`if i >= a.len() { return; }`, also `break`/`continue`),
+//! a loop range (`for k in 0..a.len()`), an access already checked on the same array in an earlier
+//! statement, and the index's form: `e.max(1).min(n) - 1`, `e.min(n - 1)` and `e % n` below an `n`
+//! known to be positive. Only immutable bindings count; `let j = i` is seen through. Anything else
+//! keeps its check and reports exactly as before (`if i <= a.len()` still fails at `i == len`).
+//! In the lesson 3.0 blur the nine loads are proven (guard, clamp, loop) and the store, guarded
+//! by the input's shape rather than its own, keeps its one check. The CPU backend keeps every
+//! check (they cost little there).
+//!
 //! ## What is rejected, and why
 //!
 //! * Closures, iterators (`.iter()`, `.map()`, `.sum()`), `if let`, `?`, async, labels, and

@@ -369,3 +369,70 @@ fn the_left_of_two_bad_indices_is_reported_as_in_rust() {
         }
     }
 }
+
+/// Bounds-check elision (gpukit-macros `cuda/proven.rs`): accesses proven in range run without a
+/// check and give the same results; a look-alike guard that is off by one keeps its check and
+/// still reports, on both backends.
+mod elision {
+    use gpukit::prelude::*;
+
+    /// Every access proven: guard, early return, clamp.
+    #[kernel]
+    pub fn shifted_copy(a: &[f32], out: &mut [f32], d: usize) {
+        let i = grid(1);
+        if i >= out.len() {
+            return;
+        }
+        let n = a.len();
+        if i < n {
+            let j = (i + d).max(1).min(n) - 1;
+            out[i] = a[i] + a[j];
+        }
+    }
+
+    /// `<=` where `<` was meant: the thread at `i == out.len()` must fail.
+    #[kernel]
+    pub fn off_by_one(out: &mut [f32]) {
+        let i = grid(1);
+        if i <= out.len() {
+            out[i] = 1.0;
+        }
+    }
+}
+
+#[test]
+fn proven_accesses_run_unchecked_and_a_misleading_guard_still_fails() {
+    use elision::{off_by_one, shifted_copy};
+    let mut devices = vec![Device::Cpu];
+    let held = gpu();
+    if let Some((g, _)) = &held {
+        devices.push(g.clone());
+    }
+    for dev in &devices {
+        let host: Vec<f32> = (0..1000).map(|k| k as f32).collect();
+        let a = Array::from_slice_on(&host, dev).unwrap();
+        let mut out = Array::<f32>::zeros_on(1000, dev).unwrap();
+        // More threads than elements: the extra ones leave at the early return.
+        launch!(shifted_copy[4, 256](&a, &mut out, 3)).unwrap();
+        dev.synchronize().unwrap();
+        let want: Vec<f32> = (0..1000)
+            .map(|i| host[i] + host[(i + 3).clamp(1, 1000) - 1])
+            .collect();
+        assert_eq!(out.to_vec().unwrap(), want, "on {dev}");
+
+        let mut small = Array::<f32>::zeros_on(100, dev).unwrap();
+        let launched = launch!(off_by_one[1, 128](&mut small));
+        let err = match launched {
+            Err(e) => e,
+            Ok(()) => dev
+                .synchronize()
+                .expect_err("the off-by-one access must be reported"),
+        };
+        let b = oob(err);
+        assert_eq!(
+            (b.kernel.as_str(), b.array.as_str(), b.index, b.len),
+            ("off_by_one", "out", 100, 100),
+            "on {dev}"
+        );
+    }
+}

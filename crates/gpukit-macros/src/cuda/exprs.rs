@@ -58,10 +58,19 @@ impl Gen<'_> {
                     .iter()
                     .map(|i| self.expr(i).map(|(s, _)| s))
                     .collect::<Result<Vec<_>>>()?;
-                if matches!(f.tys.get(f.vars[*v].ty), Ty::View { .. }) {
-                    (format!("{name}({})", idx.join(", ")), PRIMARY)
-                } else {
-                    (format!("{name}[{}]", idx[0]), PRIMARY)
+                let view = matches!(f.tys.get(f.vars[*v].ty), Ty::View { .. });
+                match self
+                    .checked()
+                    .then(|| self.facts.proves_access(*v, ix))
+                    .flatten()
+                {
+                    // Proven in range: read without a check, and say why in %source.
+                    Some(why) => (
+                        format!("{name}.at({}) /* in bounds: {why} */", idx.join(", ")),
+                        PRIMARY,
+                    ),
+                    None if view => (format!("{name}({})", idx.join(", ")), PRIMARY),
+                    None => (format!("{name}[{}]", idx[0]), PRIMARY),
                 }
             }
             ExprKind::Len(v) => (format!("{}.len()", f.vars[*v].cuda), PRIMARY),

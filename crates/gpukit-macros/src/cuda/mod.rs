@@ -11,6 +11,7 @@
 
 mod exprs;
 mod prelude;
+mod proven;
 mod stmts;
 #[cfg(test)]
 mod tests;
@@ -168,6 +169,8 @@ struct Gen<'a> {
     f: &'a Func,
     out: String,
     indent: usize,
+    /// What is known to be in range at the current line (bounds-check elision).
+    facts: proven::Facts<'a>,
 }
 
 impl<'a> Gen<'a> {
@@ -176,6 +179,7 @@ impl<'a> Gen<'a> {
             f,
             out: String::new(),
             indent: 0,
+            facts: proven::Facts::new(f),
         }
     }
 
@@ -185,6 +189,11 @@ impl<'a> Gen<'a> {
         }
         self.out.push_str(s);
         self.out.push('\n');
+    }
+
+    /// Whether element accesses are bounds checked (a `#[kernel]` without `unchecked`).
+    fn checked(&self) -> bool {
+        matches!(self.f.kind, FuncKind::Kernel { checked: true })
     }
 
     fn prim(&self, t: usize) -> Option<Prim> {

@@ -31,6 +31,8 @@ template <class T> struct __gk_slice {
         if (__builtin_expect(i >= n, 0)) __gk_oob(err, id, i, n, 0);
         return ptr[i];
     }
+    // An access the translator proved in range (the comment beside it says why): no check.
+    __device__ __forceinline__ T& at(unsigned long long i) const { return ptr[i]; }
 };
 // A `&View2<T>` / `&View3<T>` parameter (C order), bounds checked per axis: one branch per access
 // on all axes at once (`|`, not `||`), the failing axis found on the cold path.
@@ -53,6 +55,11 @@ template <class T, int N> struct __gk_view {
             if (j >= d[1]) __gk_oob(err, id, j, d[1], 1);
             __gk_oob(err, id, k, d[2], 2);
         }
+        return ptr[(i * d[1] + j) * d[2] + k];
+    }
+    // Accesses the translator proved in range on every axis (the comment beside them says why).
+    __device__ __forceinline__ T& at(unsigned long long i, unsigned long long j) const { return ptr[i * d[1] + j]; }
+    __device__ __forceinline__ T& at(unsigned long long i, unsigned long long j, unsigned long long k) const {
         return ptr[(i * d[1] + j) * d[2] + k];
     }
 };

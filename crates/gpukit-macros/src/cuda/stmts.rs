@@ -16,23 +16,59 @@ enum Target<'a> {
 
 impl Gen<'_> {
     pub(super) fn block_stmts(&mut self, b: &Block) -> Result<()> {
-        for s in &b.stmts {
+        self.facts.push();
+        let done = self.stmts(&b.stmts).and_then(|()| match &b.tail {
+            Some(t) => self.expr_stmt(t),
+            None => Ok(()),
+        });
+        self.facts.pop();
+        done
+    }
+
+    pub(super) fn block_stmts_returning(&mut self, b: &Block, value: bool) -> Result<()> {
+        self.facts.push();
+        let done = self.stmts(&b.stmts).and_then(|()| match &b.tail {
+            Some(t) if value => self.emit_into(&Target::Return, t),
+            Some(t) => self.expr_stmt(t),
+            None => Ok(()),
+        });
+        self.facts.pop();
+        done
+    }
+
+    /// A block's statements in order, learning after each what it proves about indices.
+    fn stmts(&mut self, stmts: &[Stmt]) -> Result<()> {
+        for s in stmts {
             self.stmt(s)?;
-        }
-        if let Some(t) = &b.tail {
-            self.expr_stmt(t)?;
+            self.learn(s);
         }
         Ok(())
     }
 
-    pub(super) fn block_stmts_returning(&mut self, b: &Block, value: bool) -> Result<()> {
-        for s in &b.stmts {
-            self.stmt(s)?;
-        }
-        match &b.tail {
-            Some(t) if value => self.emit_into(&Target::Return, t),
-            Some(t) => self.expr_stmt(t),
-            None => Ok(()),
+    /// What holds after `s` for the rest of its block (bounds-check elision, see `proven`): the
+    /// accesses it made unconditionally were in range, and `if cond { return; }` (or `break`,
+    /// `continue`) leaves `cond` false.
+    fn learn(&mut self, s: &Stmt) {
+        match s {
+            Stmt::Let { init: Some(e), .. } | Stmt::Const { value: e, .. } => {
+                self.facts.assume_accessed(e)
+            }
+            Stmt::Assign { place, value, .. } => {
+                self.facts.assume_accessed(place);
+                self.facts.assume_accessed(value);
+            }
+            Stmt::Seq(ss) => ss.iter().for_each(|s| self.learn(s)),
+            Stmt::Expr(e) => match &e.kind {
+                ExprKind::If(cond, then, None) => {
+                    self.facts.assume_accessed(cond);
+                    if leaves_block(then) {
+                        self.facts.assume_not(cond);
+                    }
+                }
+                ExprKind::If(..) | ExprKind::Block(_) => {}
+                _ => self.facts.assume_accessed(e),
+            },
+            _ => {}
         }
     }
 
@@ -61,6 +97,16 @@ impl Gen<'_> {
 
     /// `if` as a statement; with a target, each branch's value goes there.
     fn if_stmt(&mut self, e: &Expr, target: Option<&Target>) -> Result<()> {
+        // Each `else` runs with the conditions before it false: one scope of facts per `else`.
+        let mut negated = 0;
+        let done = self.if_chain(e, target, &mut negated);
+        for _ in 0..negated {
+            self.facts.pop();
+        }
+        done
+    }
+
+    fn if_chain(&mut self, e: &Expr, target: Option<&Target>, negated: &mut usize) -> Result<()> {
         let mut cur = e;
         let mut head = "if".to_string();
         loop {
@@ -70,8 +116,15 @@ impl Gen<'_> {
             let (cs, _) = self.expr(c)?;
             self.line(&format!("{head} ({cs}) {{"));
             self.indent += 1;
-            self.branch(then, target)?;
+            self.facts.push();
+            self.facts.assume(c);
+            let done = self.branch(then, target);
+            self.facts.pop();
+            done?;
             self.indent -= 1;
+            self.facts.push();
+            self.facts.assume_not(c);
+            *negated += 1;
             match els.as_deref() {
                 None => {
                     self.line("}");
@@ -103,13 +156,13 @@ impl Gen<'_> {
         match target {
             None => self.block_stmts(b),
             Some(t) => {
-                for s in &b.stmts {
-                    self.stmt(s)?;
-                }
-                match &b.tail {
+                self.facts.push();
+                let done = self.stmts(&b.stmts).and_then(|()| match &b.tail {
                     Some(x) => self.emit_into(t, x),
                     None => Ok(()),
-                }
+                });
+                self.facts.pop();
+                done
             }
         }
     }
@@ -327,6 +380,14 @@ impl Gen<'_> {
     }
 
     fn for_stmt(&mut self, var: VarId, r: &Range, body: &Block) -> Result<()> {
+        self.facts.push();
+        self.facts.assume_loop(var, r);
+        let done = self.for_loop(var, r, body);
+        self.facts.pop();
+        done
+    }
+
+    fn for_loop(&mut self, var: VarId, r: &Range, body: &Block) -> Result<()> {
         let v = &self.f.vars[var];
         let i = v.cuda.clone();
         let p = self.prim(v.ty).unwrap_or(Prim::I32);
@@ -416,4 +477,14 @@ impl Gen<'_> {
         self.line("}");
         Ok(())
     }
+}
+
+/// Whether a block never falls through to what follows it: it ends in `return`, `break` or
+/// `continue`.
+fn leaves_block(b: &Block) -> bool {
+    b.tail.is_none()
+        && matches!(
+            b.stmts.last(),
+            Some(Stmt::Return(None, _) | Stmt::Break | Stmt::Continue)
+        )
 }
