@@ -25,6 +25,10 @@ use crate::ir::*;
 use crate::types::Prim;
 use std::collections::HashMap;
 
+#[cfg(test)]
+#[path = "proven_tests.rs"]
+mod tests;
+
 /// A value a fact talks about: a binding, an array's length, a view's axis, a constant.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Term {
