@@ -34,6 +34,7 @@ pub mod element;
 pub mod error;
 pub mod image;
 pub mod kernel;
+mod log;
 pub mod monitor;
 pub mod nvml;
 pub mod plot;
