@@ -9,6 +9,7 @@ mod cache_dir;
 mod code;
 mod fault;
 mod kernel_cache;
+mod modules;
 mod nvrtc;
 pub(crate) mod pinned;
 mod pointer;
@@ -18,8 +19,9 @@ mod properties;
 pub(crate) mod staging;
 
 pub(crate) use cache_dir::cache_dir;
-pub use code::{CodeFormat, CodeOrigin, LoadedCode, KERNEL_CODE_VAR};
+pub use code::{CodeFormat, CodeOrigin, LoadedCode};
 pub(crate) use fault::{driver_err, unusable};
+pub(crate) use modules::{clear_memory_caches, CompiledModule};
 #[allow(unused_imports)]
 pub(crate) use nvrtc::{compile_cubin, compile_ptx, cubin_sm, nvrtc_version, ptx_entries};
 #[allow(unused_imports)]
@@ -28,57 +30,9 @@ pub use properties::CudaProperties;
 
 use crate::element::Element;
 use crate::error::{Error, Result};
-use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
-    DriverError,
-};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DriverError};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
-
-/// A compiled and loaded CUDA module: its PTX, how it was loaded, and its kernels by name.
-pub(crate) struct CompiledModule {
-    /// Program name given to NVRTC.
-    pub(crate) name: String,
-    /// The PTX NVRTC produced (for `%ptx`; loaded only where machine code was not).
-    pub(crate) ptx: Arc<str>,
-    /// Kernel (`.entry`) names in the PTX, in order.
-    pub(crate) entries: Vec<String>,
-    /// What the driver loaded (machine code or PTX) and where it came from.
-    pub(crate) code: LoadedCode,
-    /// The format `GPUKIT_KERNEL_CODE` asked for when it was loaded.
-    requested: CodeFormat,
-    module: Arc<CudaModule>,
-    functions: Mutex<HashMap<String, CudaFunction>>,
-}
-
-impl CompiledModule {
-    /// The kernel `name`, or [`Error::UnknownKernel`] listing the kernels this module has.
-    pub(crate) fn function(&self, name: &str) -> Result<CudaFunction> {
-        let mut functions = self.functions.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(f) = functions.get(name) {
-            return Ok(f.clone());
-        }
-        if !self.entries.iter().any(|e| e == name) {
-            return Err(Error::UnknownKernel {
-                name: name.to_string(),
-                available: self.entries.join(", "),
-            });
-        }
-        let f = self.module.load_function(name)?;
-        functions.insert(name.to_string(), f.clone());
-        Ok(f)
-    }
-}
-
-impl std::fmt::Debug for CompiledModule {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CompiledModule")
-            .field("name", &self.name)
-            .field("entries", &self.entries)
-            .field("code", &self.code)
-            .finish()
-    }
-}
 
 /// One CUDA device: context, its one non-default stream, module cache, pending error.
 pub(crate) struct CudaBackend {
@@ -442,121 +396,6 @@ impl CudaBackend {
         Ok((ptr + (start * size) as u64, len * size))
     }
 
-    /// Compiles `source` with NVRTC for this device and loads it: machine code (a cubin) for
-    /// its architecture, or PTX where the driver refuses the cubin or `GPUKIT_KERNEL_CODE=ptx`
-    /// asks for it ([`code`]). Compiled code is cached in memory and on disk
-    /// ([`kernel_cache`]); loaded modules are cached per source on this device.
-    pub(crate) fn compile(&self, name: &str, source: &str) -> Result<Arc<CompiledModule>> {
-        self.ensure_usable()?;
-        let format = code::requested_format()?;
-        if let Some(m) = self
-            .modules
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(source)
-            .filter(|m| m.requested == format)
-        {
-            return Ok(m.clone());
-        }
-        let (compiled, origin) = kernel_cache::get(name, source, &self.arch, format)?;
-        let started = std::time::Instant::now();
-        let (module, ptx_reason) = self.load(name, &compiled, format)?;
-        let code = LoadedCode {
-            format: if ptx_reason.is_none() {
-                CodeFormat::Cubin
-            } else {
-                CodeFormat::Ptx
-            },
-            arch: self.arch.clone(),
-            origin,
-            nvrtc_version: compiled.nvrtc_version,
-            driver_version: code::driver_version(),
-            ptx_reason,
-        };
-        crate::log::debug(|| {
-            format!(
-                "loaded `{name}` on cuda:{} in {:.3} ms: {code}",
-                self.ordinal,
-                started.elapsed().as_secs_f64() * 1e3
-            )
-        });
-        let compiled = Arc::new(CompiledModule {
-            name: name.to_string(),
-            entries: compiled.entries.clone(),
-            ptx: compiled.ptx.clone(),
-            code,
-            requested: format,
-            module,
-            functions: Mutex::new(HashMap::new()),
-        });
-        self.modules
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(source.to_string(), compiled.clone());
-        Ok(compiled)
-    }
-
-    /// Loads compiled code: the cubin when `format` asks for machine code and the driver
-    /// accepts it, else the PTX. Returns the module and why PTX was loaded (`None`: the cubin).
-    fn load(
-        &self,
-        name: &str,
-        compiled: &kernel_cache::Compiled,
-        format: CodeFormat,
-    ) -> Result<(Arc<CudaModule>, Option<String>)> {
-        let load_ptx = |why: String| {
-            self.ctx
-                .load_module(cudarc::nvrtc::Ptx::from_src(compiled.ptx.to_string()))
-                .map(|m| (m, Some(why.clone())))
-                .map_err(|e| {
-                    driver_err(
-                        &format!("loading `{name}` as PTX for {} (after: {why})", self.arch),
-                        e,
-                    )
-                })
-        };
-        let cubin = match (format, &compiled.cubin) {
-            (CodeFormat::Ptx, _) => {
-                return load_ptx(format!("{KERNEL_CODE_VAR}=ptx asked for it"));
-            }
-            (CodeFormat::Cubin, None) => {
-                return load_ptx("the compiled code has no machine code".into());
-            }
-            (CodeFormat::Cubin, Some(cubin)) => cubin,
-        };
-        match self
-            .ctx
-            .load_module(cudarc::nvrtc::Ptx::from_binary(cubin.to_vec()))
-        {
-            Ok(m) => Ok((m, None)),
-            Err(e) if fault::is_sticky(&e) => Err(driver_err(
-                &format!("loading the machine code of `{name}`"),
-                e,
-            )),
-            Err(e) => {
-                let (major, minor) = compiled.nvrtc_version;
-                let driver = code::driver_version()
-                    .map_or("unknown".to_string(), |(a, b)| format!("{a}.{b}"));
-                let why = format!(
-                    "the driver (CUDA {driver}) refused the {} machine code NVRTC {major}.{minor} \
-                     made: {e}",
-                    self.arch
-                );
-                crate::log::debug(|| format!("`{name}`: {why}; loading its PTX instead"));
-                load_ptx(why)
-            }
-        }
-    }
-
-    /// Forgets the modules loaded on this device (modules still in use stay loaded until they
-    /// are dropped); the next compilation of a source loads it again.
-    pub(crate) fn forget_modules(&self) {
-        self.modules
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
-    }
-
     /// Records an error to be returned by the next [`CudaBackend::synchronize`] (first one wins).
     pub(crate) fn set_pending_error(&self, e: Error) {
         let mut p = self.pending.lock().unwrap_or_else(|p| p.into_inner());
@@ -595,16 +434,6 @@ impl CudaBackend {
                 Err(bounds)
             }
         }
-    }
-}
-
-/// Forgets every compiled kernel this process keeps in memory: the loaded modules of every
-/// device and the compiled code (the disk cache stays). The next `Module::from_cuda` of a source
-/// reads its disk entry, or compiles. Functions of `#[kernel]`s already launched stay loaded.
-pub(crate) fn clear_memory_caches() {
-    kernel_cache::clear_memory();
-    for b in backends_in_use() {
-        b.forget_modules();
     }
 }
 
