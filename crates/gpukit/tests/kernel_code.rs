@@ -200,13 +200,17 @@ fn rust_kernels_report_their_code() {
     assert_eq!(code.arch, arch(&gpu));
 }
 
-/// Without a GPU, asking how a kernel is loaded is the usual "needs a GPU" error (no GPU here
-/// is not a skip: this runs on every machine).
+/// Without a GPU, asking how a kernel is loaded is the usual "needs a GPU" error (this part runs
+/// on every machine); with one, the answer is machine code.
 #[test]
-fn code_of_a_kernel_on_the_cpu_needs_a_gpu() {
-    let e = gpukit::__private::code(&add_three::INFO);
-    if gpukit::default_device().is_cuda() {
-        return; // covered by rust_kernels_report_their_code
+fn code_of_a_kernel_needs_a_gpu_and_says_so() {
+    if !gpukit::default_device().is_cuda() {
+        let e = gpukit::__private::code(&add_three::INFO);
+        assert!(matches!(e, Err(Error::NeedsGpu { .. })), "{e:?}");
+        return;
     }
-    assert!(matches!(e, Err(Error::NeedsGpu { .. })), "{e:?}");
+    let Some((_gpu, _serial)) = gpu() else { return };
+    let _code = EnvVar::set("GPUKIT_KERNEL_CODE", "cubin");
+    let code = gpukit::__private::code(&add_three::INFO).unwrap();
+    assert!(code.is_cubin(), "{code}");
 }

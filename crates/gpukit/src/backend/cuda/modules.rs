@@ -71,9 +71,25 @@ impl CudaBackend {
             .get(source)
             .filter(|m| m.requested == format)
         {
+            crate::log::debug(|| {
+                format!(
+                    "`{name}`: module already loaded on cuda:{} ({})",
+                    self.ordinal, m.code
+                )
+            });
             return Ok(m.clone());
         }
         let (compiled, origin) = kernel_cache::get(name, source, &self.arch, format)?;
+        let driver_version = code::driver_version();
+        if let Some(driver) = driver_version.filter(|d| compiled.nvrtc_version > *d) {
+            crate::log::debug(|| {
+                format!(
+                    "NVRTC {}.{} is newer than the driver (CUDA {}.{}): the driver may not \
+                     compile its PTX, so its machine code is loaded first",
+                    compiled.nvrtc_version.0, compiled.nvrtc_version.1, driver.0, driver.1
+                )
+            });
+        }
         let started = std::time::Instant::now();
         let (module, ptx_reason) = self.load(name, &compiled, format)?;
         let code = LoadedCode {
@@ -85,7 +101,7 @@ impl CudaBackend {
             arch: self.arch.clone(),
             origin,
             nvrtc_version: compiled.nvrtc_version,
-            driver_version: code::driver_version(),
+            driver_version,
             ptx_reason,
         };
         crate::log::debug(|| {
