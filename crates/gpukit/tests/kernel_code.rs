@@ -214,3 +214,65 @@ fn code_of_a_kernel_needs_a_gpu_and_says_so() {
     let code = gpukit::__private::code(&add_three::INFO).unwrap();
     assert!(code.is_cubin(), "{code}");
 }
+
+/// Set for the child processes of [`the_debug_log_reports_misses_and_hits`].
+const LOG_CHILD: &str = "GPUKIT_TEST_KERNEL_CODE_LOG_CHILD";
+
+/// In a child process of [`the_debug_log_reports_misses_and_hits`] only: compiles `add_three`
+/// for the default device, as `%ptx` does (its log goes to stderr). Elsewhere it does nothing.
+#[test]
+fn debug_log_child() {
+    if std::env::var_os(LOG_CHILD).is_none() {
+        return;
+    }
+    let ptx = add_three.ptx().unwrap();
+    assert!(ptx.contains(".entry"), "{ptx}");
+}
+
+/// `GPUKIT_LOG=debug` says what the kernel cache did: a new process with an empty cache misses
+/// and compiles, the next one finds the entry on disk. Needs libnvrtc only (the default device
+/// decides whether a cubin or PTX entry is used; both are logged the same way).
+#[test]
+fn the_debug_log_reports_misses_and_hits() {
+    if !gpukit::testing::nvrtc_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run = || {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "debug_log_child",
+                "--exact",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(LOG_CHILD, "1")
+            .env("GPUKIT_LOG", "debug")
+            .env("GPUKIT_CACHE_DIR", dir.path())
+            .env_remove("GPUKIT_KERNEL_CODE")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "child failed: {stderr}");
+        stderr
+    };
+    let first = run();
+    assert!(
+        first.contains("gpukit[debug]: kernel cache: disk miss for `add_three`"),
+        "{first}"
+    );
+    assert!(
+        first.contains("gpukit[debug]: NVRTC compiled `add_three`"),
+        "{first}"
+    );
+    assert!(
+        first.contains("gpukit[debug]: kernel cache: stored `add_three`"),
+        "{first}"
+    );
+    let second = run();
+    assert!(
+        second.contains("gpukit[debug]: kernel cache: disk hit for `add_three`"),
+        "{second}"
+    );
+    assert!(!second.contains("NVRTC compiled"), "{second}");
+}
