@@ -26,6 +26,19 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! ## Compiled kernels
+//!
+//! Kernels are compiled by NVRTC at first launch into machine code for the GPU they run on (a
+//! cubin for its exact architecture, e.g. `sm_90`), cached on disk so that a later process
+//! only reads and loads it; [`Module::code`] (and a `#[kernel]`'s `code()`) says what was loaded
+//! and from where. Three environment variables change this:
+//!
+//! - `GPUKIT_CACHE_DIR`: the kernel cache's directory (default `~/.cache/gpukit/kernels`).
+//! - `GPUKIT_KERNEL_CODE=ptx`: load PTX, which the driver compiles at load, instead of machine
+//!   code (gpukit falls back to PTX by itself where the driver refuses the machine code).
+//! - `GPUKIT_LOG=debug`: print the cache's hits and misses, NVRTC's compile times and each
+//!   module load on stderr.
 
 pub mod array;
 pub mod backend;
