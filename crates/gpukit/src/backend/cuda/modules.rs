@@ -198,3 +198,76 @@ pub(crate) fn clear_memory_caches() {
         b.forget_modules();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Device 0's backend, or `None` after a `skipped:` line where no CUDA GPU is usable (a
+    /// failure there with `GPUKIT_TEST_REQUIRE_GPU=1`). The backend layer's copy of the rule
+    /// of `crate::testing`, which sits above it.
+    fn gpu_or_skip() -> Option<Arc<CudaBackend>> {
+        match super::super::probe().and_then(|_| CudaBackend::get(0).map_err(|e| e.to_string())) {
+            Ok(b) => Some(b),
+            Err(why) => {
+                let required = std::env::var("GPUKIT_TEST_REQUIRE_GPU")
+                    .is_ok_and(|v| matches!(v.trim(), "1" | "true" | "yes"));
+                assert!(!required, "GPUKIT_TEST_REQUIRE_GPU=1 but {why}");
+                println!("skipped: {why}");
+                None
+            }
+        }
+    }
+
+    /// The fallback itself: machine code the driver refuses (built for an older major
+    /// architecture than the device's, which SASS never runs on) is replaced by the entry's
+    /// PTX (which does run: the driver compiles PTX for newer GPUs), and the reason is kept.
+    #[test]
+    fn a_refused_cubin_falls_back_to_the_ptx() {
+        let Some(backend) = gpu_or_skip() else { return };
+        let (major, _) = backend.properties().compute_capability;
+        if major < 8 {
+            println!("skipped: needs a GPU of compute capability 8.0 or newer, this is {major}.x");
+            return;
+        }
+        let source = "extern \"C\" __global__ void refused(int* x) { x[0] = 7; }";
+        let out = super::super::nvrtc::run(
+            "refused",
+            source,
+            &super::super::nvrtc::options("sm_75"),
+            true,
+        )
+        .unwrap();
+        let compiled = kernel_cache::Compiled {
+            entries: super::super::nvrtc::ptx_entries(&out.ptx),
+            ptx: out.ptx.into(),
+            cubin: out.cubin.map(Into::into),
+            nvrtc_version: super::super::nvrtc_version().unwrap(),
+        };
+        let (module, why) = backend
+            .load("refused", &compiled, CodeFormat::Cubin)
+            .unwrap();
+        let why = why.expect("the sm_75 machine code was refused, the PTX loaded");
+        assert!(
+            why.contains("refused the") && why.contains("machine code"),
+            "{why}"
+        );
+        module.load_function("refused").unwrap();
+        // Asked for machine code and given it, nothing is refused.
+        let own = super::super::nvrtc::run(
+            "own",
+            source,
+            &super::super::nvrtc::options(backend.arch()),
+            true,
+        )
+        .unwrap();
+        let compiled = kernel_cache::Compiled {
+            entries: vec!["refused".into()],
+            ptx: own.ptx.into(),
+            cubin: own.cubin.map(Into::into),
+            nvrtc_version: compiled.nvrtc_version,
+        };
+        let (_, why) = backend.load("own", &compiled, CodeFormat::Cubin).unwrap();
+        assert_eq!(why, None);
+    }
+}
