@@ -56,6 +56,8 @@ mod process;
 pub mod testing;
 
 pub use array::{Array, IntoRhs, IntoShape, PinnedBuffer, Rhs};
+/// How a kernel was loaded: machine code or PTX, and from where (`Module::code()`).
+pub use backend::cuda::{CodeFormat, CodeOrigin, LoadedCode};
 /// The candle tensor crate that [`Array::into_candle`] and [`Array::from_candle`] convert to and
 /// from (feature `candle`).
 #[cfg(feature = "candle")]

@@ -34,6 +34,5 @@ pub mod exports {
     pub use super::profile::{self, ProfileRecord};
     pub use super::resources::{KernelResources, Occupancy};
     pub use super::views::{View2, View3};
-    pub use crate::backend::cuda::{CodeFormat, CodeOrigin, LoadedCode};
     pub use crate::launch;
 }
