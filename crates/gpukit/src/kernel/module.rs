@@ -93,7 +93,7 @@ impl Module {
     /// # use gpukit::prelude::*;
     /// # fn main() -> gpukit::Result<()> {
     /// let m = Module::from_cuda(r#"extern "C" __global__ void nop() {}"#)?;
-    /// println!("{}", m.code()); // e.g. "sm_90 machine code (cubin), compiled by NVRTC (...)"
+    /// println!("{}", m.code()); // e.g. "sm_90 machine code (cubin), compiled by NVRTC (NVRTC 13.0, ...)"
     /// assert!(m.code().is_cubin());
     /// # Ok(())
     /// # }

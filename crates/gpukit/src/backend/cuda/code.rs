@@ -83,7 +83,7 @@ impl fmt::Display for LoadedCode {
         let (major, minor) = self.nvrtc_version;
         match self.format {
             CodeFormat::Cubin => write!(f, "{} machine code (cubin)", self.arch)?,
-            CodeFormat::Ptx => write!(f, "PTX for {}, compiled by the driver at load", self.arch)?,
+            CodeFormat::Ptx => write!(f, "PTX for {} (the driver compiles it at load)", self.arch)?,
         }
         write!(f, ", {} (NVRTC {major}.{minor}", self.origin.describe())?;
         if let Some((dmaj, dmin)) = self.driver_version {
@@ -162,7 +162,7 @@ mod tests {
         code.ptx_reason = Some("GPUKIT_KERNEL_CODE=ptx".into());
         let s = code.to_string();
         assert!(
-            s.starts_with("PTX for sm_90, compiled by the driver at load, compiled by NVRTC"),
+            s.starts_with("PTX for sm_90 (the driver compiles it at load), compiled by NVRTC"),
             "{s}"
         );
         assert!(s.ends_with("; PTX because GPUKIT_KERNEL_CODE=ptx"), "{s}");
