@@ -160,7 +160,8 @@ const EM_CUDA: u16 = 190;
 
 /// The SM number (90 for `sm_90`) a cubin was built for, read from its ELF header; `None` when
 /// `bytes` is not a 64-bit little-endian CUDA ELF. CUDA's ELF ABI version 8 and later keep the
-/// SM number in bits 8-15 of `e_flags`; earlier versions in bits 0-7.
+/// SM number in bits 8-15 of `e_flags` (NVRTC 13.0: `0x06005a04` for sm_90); earlier versions in
+/// bits 0-7 (NVRTC 12.6: `0x005a055a`).
 pub(crate) fn cubin_sm(bytes: &[u8]) -> Option<u32> {
     if bytes.len() < 64 || &bytes[..4] != b"\x7fELF" || bytes[4] != 2 || bytes[5] != 1 {
         return None;
