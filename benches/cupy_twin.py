@@ -20,6 +20,7 @@ import argparse
 import ctypes
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -77,6 +78,12 @@ extern "C" __global__ void blur3(const float* img, float* out,
 """
 
 EMPTY_SRC = r'extern "C" __global__ void empty_kernel() {}'
+
+#: First launch of a new kernel (gpukit-bench's first_launch.rs): the kernel, the value it writes.
+FIRST_LAUNCH_SRC = r'extern "C" __global__ void first_launch(int* out, int v) { out[0] = v; }'
+FIRST_LAUNCH_VALUE = 42
+FIRST_LAUNCH_COLD = "first launch of a new kernel, cold kernel cache (compile + load + launch)"
+FIRST_LAUNCH_WARM = "first launch of a new kernel, warm kernel cache (disk read + load + launch)"
 
 FULL_CHECK = "every element against a host reference (device checker kernel), output poisoned before each call"
 
@@ -623,6 +630,9 @@ def run_all(warmup: int, reps: int, only: str | None, emit):
         emit(row(name, {"host_ms": host, "wall_ms": wall, "verify": verify}, "", check, 0, "", unit="per_launch",
                  note="host_ms = host time per operation, wall_ms = per operation including the device draining the queue"))
 
+    if wants(FIRST_LAUNCH_COLD) or wants(FIRST_LAUNCH_WARM):
+        run_first_launch(cp, reps, wants, emit)
+
     transfers = (
         "to_device 2 GiB (pageable host memory)",
         "to_host 2 GiB (pageable host memory)",
@@ -631,6 +641,65 @@ def run_all(warmup: int, reps: int, only: str | None, emit):
     )
     if any(wants(t) for t in transfers):
         run_transfers(cp, np, bracket, checker, reps, wants, transfers, emit)
+
+
+_first_launch_count = 0
+
+
+def fresh_first_launch_source(tag: str) -> str:
+    """FIRST_LAUNCH_SRC under a comment no other call used, so no cache can answer."""
+    global _first_launch_count
+    _first_launch_count += 1
+    return f"// cupy_twin {tag} {os.getpid()} {time.time_ns()} {_first_launch_count}\n{FIRST_LAUNCH_SRC}\n"
+
+
+def run_first_launch(cp, reps, wants, emit):
+    """First launch of a kernel never launched before, timed on the host from making the
+    RawKernel to the synchronised return of its first launch: cold (a new source: NVRTC, cache
+    write, load) and warm (the source compiled and launched once untimed, then cp.clear_memo(), so
+    the cubin comes from CuPy's disk cache). CUPY_CACHE_DIR points at a fresh directory for the
+    rows and is restored afterwards."""
+    import shutil
+    import tempfile
+    saved = os.environ.get("CUPY_CACHE_DIR")
+    tmp = tempfile.mkdtemp(prefix="cupy-twin-kernels-")
+    os.environ["CUPY_CACHE_DIR"] = tmp
+    try:
+        out = cp.full(1, -1, dtype=cp.int32)
+        value = cp.int32(FIRST_LAUNCH_VALUE)
+
+        def first(src):
+            cp.RawKernel(src, "first_launch")((1,), (1,), (out, value))
+            device_sync(cp)
+
+        first(fresh_first_launch_source("warm-up"))
+        for name, warm in ((FIRST_LAUNCH_COLD, False), (FIRST_LAUNCH_WARM, True)):
+            if not wants(name):
+                continue
+            times = []
+            verify = Verify("the value the kernel wrote (output poisoned before)")
+            for _ in range(max(reps, 3)):
+                src = fresh_first_launch_source("warm" if warm else "cold")
+                if warm:
+                    first(src)  # compiles and writes CuPy's cache entry
+                    cp.clear_memo()  # forget the compiled kernel in memory, as a new process
+                out.fill(-1)
+                device_sync(cp)
+                t0 = time.perf_counter()
+                first(src)
+                times.append((time.perf_counter() - t0) * 1e3)
+                verify.push(scalar_outcome(float(out[0].item()), float(FIRST_LAUNCH_VALUE), 0.0))
+            note = ("RawKernel + launch + synchronize, the cubin read from CuPy's disk cache (cp.clear_memo() first)"
+                    if warm else "RawKernel + launch + synchronize, a source never compiled before")
+            emit(row(name, {"host_ms": times, "wall_ms": times, "verify": verify},
+                     "host clock from making the RawKernel to the first launch's synchronised return",
+                     [float(FIRST_LAUNCH_VALUE)], 0, "", unit="latency", note=note))
+    finally:
+        if saved is None:
+            os.environ.pop("CUPY_CACHE_DIR", None)
+        else:
+            os.environ["CUPY_CACHE_DIR"] = saved
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def run_transfers(cp, np, bracket, checker, reps, wants, names, emit):

@@ -290,6 +290,10 @@ def _kernel_impl(name):
         return blur
     if name == "empty_kernel":
         return lambda g, b: None
+    if name == "first_launch":
+        def first_launch(g, b, out, v):
+            out[0] = v
+        return first_launch
     raise KeyError(f"fake cupy has no kernel {name}")
 
 
@@ -316,6 +320,14 @@ class RawModule:
         return RawKernel(self.code, name)
 
 
+#: Calls of clear_memo() (CuPy forgets its memoized compiled kernels).
+MEMO_CLEARS: list = []
+
+
+def clear_memo():
+    MEMO_CLEARS.append(True)
+
+
 # --- cupyx and installation ------------------------------------------------------------------
 
 
@@ -338,3 +350,4 @@ def uninstall():
     sys.modules.pop("cupyx", None)
     OVERRIDES.clear()
     LAUNCHED.clear()
+    MEMO_CLEARS.clear()

@@ -199,12 +199,43 @@ class Collect(unittest.TestCase):
 
     def test_targets(self):
         t = benchlib.targets(self.collect())
-        self.assertEqual(len(t), 4)
+        self.assertEqual(len(t), 5)
         self.assertIn("to_device 2 GiB (pageable host memory) (0.881)", t[0])   # 925 / 1050 < 1
         self.assertIn("no ratio: sum (float64, 2^28), only cupy", t[0])
         self.assertIn("met (133% or more)", t[1])
         self.assertEqual(t[2], "per-launch host overhead ≤ 3 µs: met")
         self.assertIn("below: to_device 2 GiB (pageable host memory)", t[3])
+        self.assertEqual(t[4], "first launch with a warm kernel cache ≤ 1.000 ms: not measured")
+
+    def test_first_launch_rows_and_the_gpukit_only_floor(self):
+        cold = "first launch of a new kernel, cold kernel cache (compile + load + launch)"
+        warm = "first launch of a new kernel, warm kernel cache (disk read + load + launch)"
+        floor = "NVRTC floor: compile an empty kernel (no load, no launch)"
+
+        def lat(side, name, ms, failed=0):
+            return {"side": side, "name": name, "unit": "latency", "host_ms": ms, "wall_ms": ms,
+                    "verify": verify(len(ms), failed), "check": [42.0], "bytes": 0.0, "access": "",
+                    "span": "host"}
+        res = benchlib.collect([lat("gpukit", cold, [120.0, 110.0, 130.0]), lat("cupy", cold, [240.0, 250.0, 260.0]),
+                                lat("gpukit", warm, [0.4, 0.5, 0.6]), lat("cupy", warm, [1.0, 1.2, 1.1]),
+                                lat("gpukit", floor, [100.0, 101.0, 99.0])], {}, {})
+        rows = {r["name"]: r for r in res["rows"]}
+        self.assertEqual((rows[cold]["gpukit_ms"], rows[cold]["ratio"]), (120.0, 2.0833))
+        self.assertEqual(rows[warm]["metric"], "ms_first_launch")
+        self.assertEqual(rows[warm]["value"], 0.5)
+        self.assertTrue(rows[floor]["check_ok"], "a gpukit-only row checks gpukit alone")
+        self.assertIsNone(rows[floor]["ratio"])
+        t = benchlib.targets(res)
+        self.assertEqual(t[0], "ratio ≥ 1.0 on every row: met", "the floor is not 'unrated'")
+        self.assertEqual(t[4], "first launch with a warm kernel cache ≤ 1.000 ms: met (0.500 ms) (NVRTC floor 100 ms)")
+        readme = benchlib.readme(res, {}) if hasattr(benchlib, "readme") else ""
+        self.assertNotIn("GB/s", "".join(x for x in readme.splitlines() if x.startswith("| first launch")))
+        # a failed check of the floor fails it
+        res = benchlib.collect([lat("gpukit", floor, [100.0], failed=1)], {}, {})
+        self.assertFalse(res["rows"][0]["check_ok"])
+        # the warm row above its target says so
+        res = benchlib.collect([lat("gpukit", warm, [2.0]), lat("cupy", warm, [3.0])], {}, {})
+        self.assertEqual(benchlib.targets(res)[4], "first launch with a warm kernel cache ≤ 1.000 ms: above (2.000 ms)")
 
 
 class Spec(unittest.TestCase):

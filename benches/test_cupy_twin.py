@@ -131,7 +131,7 @@ class UnderFakeCupy(unittest.TestCase):
     def test_every_row_is_timed_and_checked_in_full(self):
         rows = self.rows()
         names = [r["name"] for r in rows]
-        self.assertEqual(len(rows), 20, names)
+        self.assertEqual(len(rows), 22, names)
         for r in rows:
             json.dumps(r)
             self.assertEqual(r["side"], "cupy")
@@ -146,8 +146,15 @@ class UnderFakeCupy(unittest.TestCase):
                 self.assertIn("cuStreamWaitValue32", r["span"])
             elif r["unit"] == "per_launch":
                 self.assertEqual(len(r["host_ms"]), 3)
+            elif r["unit"] == "latency":
+                v = r["verify"]
+                self.assertEqual((v["failed"], v["checked"]), (0, 3), r["name"])
+                self.assertEqual((len(r["host_ms"]), r["check"]), (3, [42.0]), r["name"])
             else:
                 self.assertEqual(r["unit"], "floor")
+        latency = [r["name"] for r in rows if r["unit"] == "latency"]
+        self.assertEqual(latency, [self.ct.FIRST_LAUNCH_COLD, self.ct.FIRST_LAUNCH_WARM])
+        self.assertEqual(len(self.fake.MEMO_CLEARS), 3, "the warm row clears CuPy's memo before each call")
         # every span ended by the marker on CuPy's stream and a wait for it
         self.assertTrue(self.waits and all(f == 0 for _, f in self.waits))
         self.assertEqual(sorted(v for v, _ in self.waits), list(range(1, len(self.waits) + 1)))
@@ -162,6 +169,10 @@ class UnderFakeCupy(unittest.TestCase):
         rows = self.rows(only="blur")
         self.assertTrue(all(r["verify"]["failed"] == 4 for r in rows))
         self.assertTrue(all(r["verify"]["max_rel_err"] == "inf" for r in rows), "NaN poison")
+        self.fake.OVERRIDES.clear()
+        self.fake.OVERRIDES["first_launch"] = lambda g, b, out, v: None
+        rows = self.rows(only="first launch")
+        self.assertEqual([r["verify"]["failed"] for r in rows], [3, 3], "the poisoned -1 fails")
 
     def test_a_result_left_from_the_last_call_fails(self):
         # a sum that returns the previous call's value: the alternating inputs catch it
@@ -256,7 +267,7 @@ class UnderFakeCupy(unittest.TestCase):
         # the same rows as a second side that agrees: every row rated, every check ok
         twin = [dict(r, side="gpukit") for r in rows]
         res = benchlib.collect(rows + twin, {"device": "NVIDIA H100 80GB HBM3"}, {})
-        self.assertEqual(len(res["rows"]), 19)
+        self.assertEqual(len(res["rows"]), 21)
         for r in res["rows"]:
             self.assertTrue(r["check_ok"], r["name"])
             self.assertEqual(r["ratio"], 1.0, r["name"])

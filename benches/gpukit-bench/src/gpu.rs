@@ -654,6 +654,9 @@ pub fn run_all(
         });
     }
 
+    // first launch of a new kernel, cold and warm kernel cache, and NVRTC's floor (CUDA only)
+    crate::first_launch::rows(opts, dev, emit)?;
+
     const TRANSFERS: [&str; 4] = [
         "to_device 2 GiB (pageable host memory)",
         "to_host 2 GiB (pageable host memory)",

@@ -20,6 +20,7 @@
 mod ceilings;
 mod cpu;
 mod cudarc_ref;
+mod first_launch;
 mod gpu;
 mod json;
 mod kernels;

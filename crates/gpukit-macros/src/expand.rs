@@ -188,6 +188,12 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> Result<TokenStream> {
             pub fn sass(&self) -> ::gpukit::Result<::std::string::String> {
                 #rt::sass(&Self::INFO)
             }
+
+            /// How the kernel is loaded on the default GPU (machine code for it, or PTX, and
+            /// whether the code was compiled now or came from a cache), loading it if needed.
+            pub fn code(&self) -> ::gpukit::Result<::gpukit::LoadedCode> {
+                #rt::code(&Self::INFO)
+            }
         }
     })
 }

@@ -26,6 +26,19 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! ## Compiled kernels
+//!
+//! Kernels are compiled by NVRTC at first launch into machine code for the GPU they run on (a
+//! cubin for its exact architecture, e.g. `sm_90`), cached on disk so that a later process
+//! only reads and loads it; [`Module::code`] (and a `#[kernel]`'s `code()`) says what was loaded
+//! and from where. Three environment variables change this:
+//!
+//! - `GPUKIT_CACHE_DIR`: the kernel cache's directory (default `~/.cache/gpukit/kernels`).
+//! - `GPUKIT_KERNEL_CODE=ptx`: load PTX, which the driver compiles at load, instead of machine
+//!   code (gpukit falls back to PTX by itself where the driver refuses the machine code).
+//! - `GPUKIT_LOG=debug`: print the cache's hits and misses, NVRTC's compile times and each
+//!   module load on stderr.
 
 pub mod array;
 pub mod backend;
@@ -34,6 +47,7 @@ pub mod element;
 pub mod error;
 pub mod image;
 pub mod kernel;
+mod log;
 pub mod monitor;
 pub mod nvml;
 pub mod plot;
@@ -42,6 +56,8 @@ mod process;
 pub mod testing;
 
 pub use array::{Array, IntoRhs, IntoShape, PinnedBuffer, Rhs};
+/// How a kernel was loaded: machine code or PTX, and from where (`Module::code()`).
+pub use backend::cuda::{CodeFormat, CodeOrigin, LoadedCode};
 /// The candle tensor crate that [`Array::into_candle`] and [`Array::from_candle`] convert to and
 /// from (feature `candle`).
 #[cfg(feature = "candle")]

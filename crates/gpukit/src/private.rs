@@ -17,4 +17,4 @@ pub use crate::kernel::info::{
 pub use crate::kernel::launch::launch;
 pub use crate::kernel::module::arity;
 pub use crate::kernel::resources::resources;
-pub use crate::kernel::source::{ptx, sass};
+pub use crate::kernel::source::{code, ptx, sass};

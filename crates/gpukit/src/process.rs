@@ -24,12 +24,15 @@ struct Registry {
     entries: Mutex<HashMap<String, Entry>>,
 }
 
-/// The tag written next to the address: values from another gpukit version are not reused.
+/// The tag written next to the address: values from another gpukit version are not reused, nor
+/// values a child process inherited with its parent's environment (the address is the parent's:
+/// the process id is part of the tag).
 fn tag() -> String {
     format!(
-        "gpukit-{}-{}",
+        "gpukit-{}-{}-pid{}",
         env!("CARGO_PKG_VERSION"),
-        std::mem::size_of::<Registry>()
+        std::mem::size_of::<Registry>(),
+        std::process::id()
     )
 }
 
@@ -121,6 +124,17 @@ mod tests {
             parse("0x10/gpukit-0.0.0-1"),
             None,
             "another version is not reused"
+        );
+        let (addr, _) = published.split_once('/').unwrap();
+        let inherited = published.replace(
+            &format!("-pid{}", std::process::id()),
+            &format!("-pid{}", std::process::id().wrapping_add(1)),
+        );
+        assert_ne!(inherited, published);
+        assert_eq!(
+            parse(&inherited),
+            None,
+            "a parent's address ({addr}) inherited by a child is not reused"
         );
     }
 

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// The layers, lowest first. A module may refer to modules of lower layers only.
 const LAYERS: &[&[&str]] = &[
-    &["element", "error", "process"],
+    &["element", "error", "log", "process"],
     &["backend"],
     &["device"],
     // Test support (skip or fail without a GPU) for the tests of every layer above.

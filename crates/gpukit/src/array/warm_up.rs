@@ -1,5 +1,5 @@
 //! Compiling gpukit's built-in array kernels ahead of first use (the installer warms the
-//! on-disk PTX cache with it).
+//! on-disk kernel cache with it).
 //!
 //! The method belongs to [`Device`] but is defined here, in the array layer that owns those
 //! kernels: the device layer below knows nothing of arrays.
@@ -11,7 +11,7 @@ use crate::error::Result;
 
 impl Device {
     /// Compiles gpukit's built-in array kernels for this device now (they are otherwise compiled
-    /// on first use), filling the PTX cache on disk; returns the number of modules. Nothing to
+    /// on first use), filling the kernel cache on disk; returns the number of modules. Nothing to
     /// do on the CPU (0). Used by the installer to warm the cache.
     pub fn precompile_builtin_kernels(&self) -> Result<usize> {
         match self {

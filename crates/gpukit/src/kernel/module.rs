@@ -20,7 +20,7 @@
 use super::args::{LaunchArgs, RawArg};
 use super::config::{self, IntoLaunchConfig};
 use super::cuda;
-use crate::backend::cuda::{CompiledModule, CudaBackend};
+use crate::backend::cuda::{clear_memory_caches, CompiledModule, CudaBackend, LoadedCode};
 use crate::device::{default_device, Device};
 use crate::error::{Error, Result};
 use cudarc::driver::CudaFunction;
@@ -80,9 +80,35 @@ impl Module {
         self.compiled.entries.clone()
     }
 
-    /// The PTX NVRTC produced.
+    /// The PTX NVRTC produced (also when the driver loaded the machine code instead).
     pub fn ptx(&self) -> &str {
         &self.compiled.ptx
+    }
+
+    /// How the module was loaded: machine code for this GPU (a cubin) or PTX the driver
+    /// compiled, why PTX if so, and whether the code was compiled now or came from the disk or
+    /// memory cache (as it was when this module was first loaded in the process).
+    ///
+    /// ```no_run
+    /// # use gpukit::prelude::*;
+    /// # fn main() -> gpukit::Result<()> {
+    /// let m = Module::from_cuda(r#"extern "C" __global__ void nop() {}"#)?;
+    /// println!("{}", m.code()); // e.g. "sm_90 machine code (cubin), compiled by NVRTC (NVRTC 13.0, ...)"
+    /// assert!(m.code().is_cubin());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn code(&self) -> &LoadedCode {
+        &self.compiled.code
+    }
+
+    /// Forgets the compiled kernels this process keeps in memory (loaded modules of every
+    /// device, compiled code); the on-disk kernel cache stays. The next `Module::from_cuda` of
+    /// a source reads the disk cache or compiles, as a new process would. Modules and kernels
+    /// already in hand keep working, and `#[kernel]`s already launched stay loaded. Meant for
+    /// measuring the disk cache (the benchmark's warm-cache row).
+    pub fn clear_memory_cache() {
+        clear_memory_caches();
     }
 
     /// The device the module is loaded on.

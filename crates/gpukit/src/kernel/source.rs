@@ -1,7 +1,7 @@
 //! What a kernel compiles to, for the `%ptx` and `%source` magics.
 
 use super::info::{full_source, KernelInfo};
-use crate::backend::cuda::{cache_dir, compile_cubin, compile_ptx, CudaBackend};
+use crate::backend::cuda::{cache_dir, compile_cubin, compile_ptx, CudaBackend, LoadedCode};
 use crate::device::{default_device, Device};
 use crate::error::{Error, Result};
 
@@ -18,6 +18,21 @@ pub fn ptx(info: &KernelInfo) -> Result<String> {
             .ptx
             .to_string()),
         Device::Cpu => Ok(compile_ptx(info.name, &source, FALLBACK_ARCH)?.to_string()),
+    }
+}
+
+/// How a kernel is loaded on the default GPU (compiling and loading it if needed): machine code
+/// for the device or PTX, and where the code came from. On the CPU device this is
+/// [`Error::NeedsGpu`].
+pub fn code(info: &KernelInfo) -> Result<LoadedCode> {
+    match default_device() {
+        Device::Cuda(n) => Ok(CudaBackend::get(n)?
+            .compile(info.name, &full_source(info))?
+            .code
+            .clone()),
+        Device::Cpu => Err(Error::NeedsGpu {
+            what: format!("loading kernel `{}` (its code)", info.name),
+        }),
     }
 }
 

@@ -157,7 +157,7 @@ pub(crate) fn all_sources() -> Vec<(String, String)> {
     v
 }
 
-/// Compiles and loads every built-in module on `backend` (filling the PTX cache); returns how
+/// Compiles and loads every built-in module on `backend` (filling the kernel cache); returns how
 /// many modules there are.
 pub(crate) fn precompile(backend: &CudaBackend) -> Result<usize> {
     let sources = all_sources();

@@ -1,10 +1,15 @@
 //! The CUDA backend (through cudarc): one context and one stream per device, allocation,
-//! NVRTC compilation with a PTX cache, loaded modules, device properties.
+//! NVRTC compilation with a kernel cache (machine code for the device, or PTX), loaded modules,
+//! device properties.
 //!
 //! Every entry point checks [`probe`] first, so cudarc is never asked to load a library that
 //! is missing (it would panic).
 
+mod cache_dir;
+mod code;
 mod fault;
+mod kernel_cache;
+mod modules;
 mod nvrtc;
 pub(crate) mod pinned;
 mod pointer;
@@ -13,62 +18,21 @@ mod probe;
 mod properties;
 pub(crate) mod staging;
 
+pub(crate) use cache_dir::cache_dir;
+pub use code::{CodeFormat, CodeOrigin, LoadedCode};
 pub(crate) use fault::{driver_err, unusable};
+pub(crate) use modules::{clear_memory_caches, CompiledModule};
 #[allow(unused_imports)]
-pub(crate) use nvrtc::{cache_dir, compile_cubin, compile_ptx, nvrtc_version, ptx_entries};
+pub(crate) use nvrtc::{compile_cubin, compile_ptx, cubin_sm, nvrtc_version, ptx_entries};
 #[allow(unused_imports)]
 pub(crate) use probe::{nvrtc_probe, probe};
 pub use properties::CudaProperties;
 
 use crate::element::Element;
 use crate::error::{Error, Result};
-use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
-    DriverError,
-};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DriverError};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
-
-/// A compiled and loaded CUDA module: its PTX and its kernels by name.
-pub(crate) struct CompiledModule {
-    /// Program name given to NVRTC.
-    pub(crate) name: String,
-    /// The PTX NVRTC produced (for `%ptx`).
-    #[allow(dead_code)]
-    pub(crate) ptx: Arc<str>,
-    /// Kernel (`.entry`) names in the PTX, in order.
-    pub(crate) entries: Vec<String>,
-    module: Arc<CudaModule>,
-    functions: Mutex<HashMap<String, CudaFunction>>,
-}
-
-impl CompiledModule {
-    /// The kernel `name`, or [`Error::UnknownKernel`] listing the kernels this module has.
-    pub(crate) fn function(&self, name: &str) -> Result<CudaFunction> {
-        let mut functions = self.functions.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(f) = functions.get(name) {
-            return Ok(f.clone());
-        }
-        if !self.entries.iter().any(|e| e == name) {
-            return Err(Error::UnknownKernel {
-                name: name.to_string(),
-                available: self.entries.join(", "),
-            });
-        }
-        let f = self.module.load_function(name)?;
-        functions.insert(name.to_string(), f.clone());
-        Ok(f)
-    }
-}
-
-impl std::fmt::Debug for CompiledModule {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CompiledModule")
-            .field("name", &self.name)
-            .field("entries", &self.entries)
-            .finish()
-    }
-}
 
 /// One CUDA device: context, its one non-default stream, module cache, pending error.
 pub(crate) struct CudaBackend {
@@ -430,37 +394,6 @@ impl CudaBackend {
         let size = std::mem::size_of::<T>();
         let (ptr, _record) = slice.device_ptr(&self.stream);
         Ok((ptr + (start * size) as u64, len * size))
-    }
-
-    /// Compiles `source` with NVRTC for this device (PTX cache in memory and on disk) and loads
-    /// it; loaded modules are cached per source.
-    pub(crate) fn compile(&self, name: &str, source: &str) -> Result<Arc<CompiledModule>> {
-        self.ensure_usable()?;
-        if let Some(m) = self
-            .modules
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(source)
-        {
-            return Ok(m.clone());
-        }
-        let ptx = compile_ptx(name, source, &self.arch)?;
-        let module = self
-            .ctx
-            .load_module(cudarc::nvrtc::Ptx::from_src(ptx.to_string()))
-            .map_err(|e| driver_err(&format!("loading the PTX of `{name}`"), e))?;
-        let compiled = Arc::new(CompiledModule {
-            name: name.to_string(),
-            entries: ptx_entries(&ptx),
-            ptx,
-            module,
-            functions: Mutex::new(HashMap::new()),
-        });
-        self.modules
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(source.to_string(), compiled.clone());
-        Ok(compiled)
     }
 
     /// Records an error to be returned by the next [`CudaBackend::synchronize`] (first one wins).

@@ -1,7 +1,7 @@
 //! The CUDA launch path: compiled functions cached per kernel and device, kernel parameters
 //! built on the stack, and an asynchronous `cuLaunchKernel` on the device's stream.
 //!
-//! The first launch of a kernel on a device compiles it (NVRTC, through the backend's PTX cache)
+//! The first launch of a kernel on a device compiles it (NVRTC, through the backend's kernel cache)
 //! and publishes the loaded function in that device's lock-free table, found by the address of
 //! the kernel's source. Later launches read a few atomics (plain loads on x86) and do no
 //! hashing of text, no string comparison, no locking, no allocation and no compilation.
