@@ -4,6 +4,7 @@
 //! Every entry point checks [`probe`] first, so cudarc is never asked to load a library that
 //! is missing (it would panic).
 
+mod capture;
 mod fault;
 mod nvrtc;
 pub(crate) mod pinned;
@@ -13,6 +14,7 @@ mod probe;
 mod properties;
 pub(crate) mod staging;
 
+pub(crate) use capture::{destroy_exec, destroy_graph, graph_nodes};
 pub(crate) use fault::{driver_err, unusable};
 #[allow(unused_imports)]
 pub(crate) use nvrtc::{cache_dir, compile_cubin, compile_ptx, nvrtc_version, ptx_entries};
@@ -27,6 +29,7 @@ use cudarc::driver::{
     DriverError,
 };
 use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// A compiled and loaded CUDA module: its PTX and its kernels by name.
@@ -82,6 +85,8 @@ pub(crate) struct CudaBackend {
     staging: staging::Buffers,
     modules: Mutex<HashMap<String, Arc<CompiledModule>>>,
     pending: Mutex<Option<Error>>,
+    /// Set while the stream is being captured into a graph ([`capture`]).
+    capturing: AtomicBool,
     /// Reports errors that kernels recorded on the device (out-of-bounds indices), run after
     /// every synchronisation; registered by the kernel layer at its first checked launch.
     sync_check: OnceLock<SyncCheck>,
@@ -181,6 +186,7 @@ impl CudaBackend {
             staging: staging::Buffers::default(),
             modules: Mutex::new(HashMap::new()),
             pending: Mutex::new(None),
+            capturing: AtomicBool::new(false),
             sync_check: OnceLock::new(),
             generation: NEXT_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             lost: OnceLock::new(),
@@ -252,6 +258,7 @@ impl CudaBackend {
     /// recorded stay for the next [`CudaBackend::synchronize`].
     pub(crate) fn trim_pool(&self) -> Result<usize> {
         self.ensure_usable()?;
+        self.forbid_in_capture("trimming the memory pool")?;
         let Some(pool) = &self.pool else {
             return Ok(0);
         };
@@ -281,6 +288,7 @@ impl CudaBackend {
     /// The contents are unspecified until written.
     pub(crate) unsafe fn alloc<T: Element>(&self, len: usize) -> Result<CudaSlice<T>> {
         self.ensure_usable()?;
+        self.forbid_in_capture("allocating device memory (a new array or a temporary)")?;
         let requested = len
             .checked_mul(std::mem::size_of::<T>())
             .ok_or_else(|| self.oom(usize::MAX))?;
@@ -346,6 +354,7 @@ impl CudaBackend {
     /// Copies host data into the start of an existing device buffer (see [`CudaBackend::upload`]).
     pub(crate) fn upload_into<T: Element>(&self, data: &[T], dst: &mut CudaSlice<T>) -> Result<()> {
         self.ensure_usable()?;
+        self.forbid_in_capture("copying host data to the device")?;
         if data.len() > dst.len() {
             return Err(Error::Other(format!(
                 "internal: copy of {} elements into a buffer of {}",
@@ -418,6 +427,7 @@ impl CudaBackend {
         len: usize,
     ) -> Result<(cudarc::driver::sys::CUdeviceptr, usize)> {
         self.ensure_usable()?;
+        self.forbid_in_capture("copying device data to the host")?;
         start
             .checked_add(len)
             .filter(|&e| e <= slice.len())
@@ -480,6 +490,7 @@ impl CudaBackend {
     /// (through the registered [`SyncCheck`]).
     pub(crate) fn synchronize(&self) -> Result<()> {
         self.ensure_usable()?;
+        self.forbid_in_capture("waiting for the device (a synchronisation)")?;
         self.stream
             .synchronize()
             .map_err(|e| self.fault_err("synchronizing the stream", e))?;
