@@ -32,7 +32,7 @@ use super::cuda::{Loaded, PerDevice};
 use crate::backend::cuda::{driver_err, CudaBackend};
 use crate::error::{Error, OutOfBounds, Result};
 use cudarc::driver::{CudaSlice, DevicePtr};
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// `u64` slots per record.
@@ -95,6 +95,11 @@ pub(crate) struct GraphRecords {
     base: u64,
     /// The kernels whose launches use each handed-out record (`Loaded` addresses), in order.
     owners: Mutex<Vec<usize>>,
+    /// Whether the captured launches use any record (a graph of unchecked work has none to read).
+    any: AtomicBool,
+    /// Whether the graph is in its device's list of graphs to check (a replay then adds nothing:
+    /// one lock-free load).
+    pending: AtomicBool,
 }
 
 impl GraphRecords {
@@ -108,12 +113,16 @@ impl GraphRecords {
             buf,
             base,
             owners: Mutex::new(Vec::new()),
+            any: AtomicBool::new(false),
+            pending: AtomicBool::new(false),
         }))
     }
 
-    /// How many records the captured launches use.
-    pub(crate) fn used(&self) -> usize {
-        self.owners.lock().unwrap_or_else(|p| p.into_inner()).len()
+    /// Sets the owners (and whether there are any).
+    fn set_owners(&self, owners: Vec<usize>) -> Vec<usize> {
+        let mut o = self.owners.lock().unwrap_or_else(|p| p.into_inner());
+        self.any.store(!owners.is_empty(), Ordering::Release);
+        std::mem::replace(&mut *o, owners)
     }
 }
 
@@ -123,7 +132,7 @@ impl GraphRecords {
 ///
 /// Returns the records' previous owners, for [`restore_graph_records`] when the capture fails.
 pub(crate) fn begin_graph_records(backend: &CudaBackend, records: Arc<GraphRecords>) -> Vec<usize> {
-    let previous = std::mem::take(&mut *records.owners.lock().unwrap_or_else(|p| p.into_inner()));
+    let previous = records.set_owners(Vec::new());
     *rings()
         .get(backend)
         .capture
@@ -135,7 +144,7 @@ pub(crate) fn begin_graph_records(backend: &CudaBackend, records: Arc<GraphRecor
 /// Gives the records back the owners of the graph they belong to after a failed capture (an
 /// update that failed leaves the graph as it was).
 pub(crate) fn restore_graph_records(records: &GraphRecords, previous: Vec<usize>) {
-    *records.owners.lock().unwrap_or_else(|p| p.into_inner()) = previous;
+    records.set_owners(previous);
 }
 
 /// Ends [`begin_graph_records`].
@@ -148,13 +157,19 @@ pub(crate) fn end_graph_records(backend: &CudaBackend) {
 }
 
 /// Notes that a graph using `records` was launched: the next check of the device reads them.
+#[inline]
 pub(crate) fn graph_launched(backend: &CudaBackend, records: &Arc<GraphRecords>) {
-    if records.used() == 0 {
+    if !records.any.load(Ordering::Acquire) || records.pending.load(Ordering::Acquire) {
         return;
     }
+    queue_graph(backend, records);
+}
+
+#[cold]
+fn queue_graph(backend: &CudaBackend, records: &Arc<GraphRecords>) {
     let dev = rings().get(backend);
     let mut launched = dev.launched.lock().unwrap_or_else(|p| p.into_inner());
-    if !launched.iter().any(|r| Arc::ptr_eq(r, records)) {
+    if !records.pending.swap(true, Ordering::AcqRel) {
         launched.push(records.clone());
     }
 }
@@ -188,6 +203,7 @@ fn capture_record(backend: &CudaBackend, dev: &DeviceRing, me: *mut Loaded) -> R
         });
     }
     owners.push(me as usize);
+    records.any.store(true, Ordering::Release);
     Ok(records.base + (n * SLOTS * 8) as u64)
 }
 
@@ -248,8 +264,13 @@ fn new_record(backend: &CudaBackend, dev: &DeviceRing, me: *mut Loaded) -> Resul
 fn check_pending(backend: &CudaBackend) -> Result<()> {
     let dev = rings().get(backend);
     let ring_hit = check_ring(backend, dev);
-    let graphs: Vec<Arc<GraphRecords>> =
-        std::mem::take(&mut *dev.launched.lock().unwrap_or_else(|p| p.into_inner()));
+    let graphs: Vec<Arc<GraphRecords>> = {
+        let mut launched = dev.launched.lock().unwrap_or_else(|p| p.into_inner());
+        launched
+            .iter()
+            .for_each(|r| r.pending.store(false, Ordering::Release));
+        std::mem::take(&mut *launched)
+    };
     let mut first = ring_hit.err();
     for records in graphs {
         if let Err(e) = check_graph(backend, &records) {
