@@ -336,6 +336,30 @@ fn gpu_out_of_bounds_in_a_captured_kernel_is_reported_after_replay() {
     dev.synchronize().unwrap();
 }
 
+/// A kernel launched for the first time inside a capture is compiled and loaded then (in the
+/// driver's relaxed capture mode). Said here which way it went, so a driver that refuses is seen.
+#[kernel]
+fn first_in_capture(a: &mut [f32]) {
+    let i = grid(1);
+    if i < a.len() {
+        a[i] += 7.0;
+    }
+}
+
+#[test]
+fn gpu_a_kernel_first_launched_inside_a_capture_works() {
+    let Some((dev, _turn)) = gpu() else { return };
+    let mut a = Array::<f32>::zeros_on(N, &dev).unwrap();
+    let g = Graph::capture_on(&dev, || launch!(first_in_capture[4, 256](&mut a)))
+        .expect("compiling and loading a kernel inside a capture");
+    g.launch_n(2).unwrap();
+    assert!(
+        values(&a).iter().all(|&x| x == 14.0),
+        "{:?}",
+        &values(&a)[..3]
+    );
+}
+
 #[test]
 fn gpu_graph_keeps_the_buffers_of_dropped_arrays() {
     let Some((dev, _turn)) = gpu() else { return };

@@ -60,6 +60,26 @@ impl CudaBackend {
         Ok(())
     }
 
+    /// Runs `f` (which makes driver calls that are not stream work, such as loading a module)
+    /// with this thread's capture mode relaxed while the stream is captured: in the thread-local
+    /// mode the driver refuses such calls (and invalidates the capture), in the relaxed mode it
+    /// allows them. Without a capture, just runs `f`.
+    pub(crate) fn outside_capture_rules<R>(&self, f: impl FnOnce() -> R) -> R {
+        if !self.is_capturing() {
+            return f();
+        }
+        let mut mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
+        // SAFETY: exchanges this thread's capture mode; the previous one is restored below.
+        let swapped =
+            unsafe { sys::cuThreadExchangeStreamCaptureMode(&mut mode) } == CUresult::CUDA_SUCCESS;
+        let r = f();
+        if swapped {
+            // SAFETY: puts back the mode the first exchange returned.
+            unsafe { sys::cuThreadExchangeStreamCaptureMode(&mut mode) };
+        }
+        r
+    }
+
     /// Ends the capture and returns the recorded graph (the caller owns it: see [`destroy_graph`]).
     /// The stream is out of capture mode afterwards, also when this returns an error (a capture
     /// the driver invalidated).

@@ -199,6 +199,30 @@ impl Graph {
     }
 }
 
+/// What the last expression of a captured cell may be (the `%%graph` and `%%timeit --graph`
+/// magics make it the capture closure's result): `()` or a `gpukit::Result<()>` such as a
+/// `launch!(..)` without `;`.
+#[diagnostic::on_unimplemented(
+    message = "the last expression of a graph cell must be `()` or `gpukit::Result<()>`, not `{Self}`",
+    note = "end the line with `;` (or `?;` for a Result)"
+)]
+pub trait GraphStep {
+    /// The step's outcome.
+    fn into_step(self) -> Result<()>;
+}
+
+impl GraphStep for () {
+    fn into_step(self) -> Result<()> {
+        Ok(())
+    }
+}
+
+impl GraphStep for Result<()> {
+    fn into_step(self) -> Result<()> {
+        self
+    }
+}
+
 /// Records the CPU operations `f` starts on this thread.
 fn capture_cpu(f: impl FnOnce() -> Result<()>) -> Result<Vec<CpuOp>> {
     cpu_capture::begin()?;
