@@ -84,7 +84,9 @@ impl CudaBackend {
     /// The stream is out of capture mode afterwards, also when this returns an error (a capture
     /// the driver invalidated).
     pub(crate) fn end_capture(&self) -> Result<CUgraph> {
-        let ended = self.ctx.bind_to_thread().and_then(|_| unsafe {
+        // Not `bind_to_thread`: it first reports (and clears) an error cudarc recorded earlier,
+        // which would leave the stream capturing.
+        let ended = self.bind_plain().and_then(|_| unsafe {
             // SAFETY: the stream belongs to this backend's live context.
             cudarc::driver::result::stream::end_capture(self.stream.cu_stream())
         });
@@ -149,6 +151,19 @@ impl CudaBackend {
         // SAFETY: `exec` is a live executable graph of this context, launched on its stream.
         unsafe { cudarc::driver::result::graph::launch(exec, self.stream.cu_stream()) }
             .map_err(|e| self.fault_err("launching a CUDA graph", e))
+    }
+}
+
+impl CudaBackend {
+    /// Makes this backend's context current on this thread, without cudarc's error check.
+    fn bind_plain(&self) -> std::result::Result<(), cudarc::driver::DriverError> {
+        use cudarc::driver::result::ctx;
+        let want = self.ctx.cu_ctx();
+        match ctx::get_current()? {
+            Some(current) if current == want => Ok(()),
+            // SAFETY: the context is alive (the backend holds it) and belongs to this process.
+            _ => unsafe { ctx::set_current(want) },
+        }
     }
 }
 
