@@ -194,6 +194,23 @@ fn cpu_graph_keeps_the_buffers_of_dropped_arrays() {
     assert_eq!((g.kept_buffers(), g2.kept_buffers()), (2, 1));
 }
 
+/// The kernels of this file compile with NVRTC (no GPU needed), so the GPU tests below test
+/// graphs, not the translation.
+#[test]
+fn kernels_compile_with_nvrtc() {
+    if !gpukit::testing::nvrtc_or_skip() {
+        return;
+    }
+    for (name, ptx) in [
+        ("axpb", axpb.ptx()),
+        ("shifted", shifted.ptx()),
+        ("first_in_capture", first_in_capture.ptx()),
+    ] {
+        let ptx = ptx.unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(ptx.contains(&format!(".entry {name}")), "{name}");
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // A CUDA GPU.
 
