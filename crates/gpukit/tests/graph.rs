@@ -298,8 +298,15 @@ fn gpu_forbidden_operations_are_errors_and_the_stream_works_after() {
         ),
         ("synchronize", Box::new(|a| a.device().synchronize())),
         (
-            "a host array",
+            "an array from host data",
             Box::new(|a| Array::<f32>::from_slice_on(&[1.0], &a.device()).map(drop)),
+        ),
+        (
+            "a host array as a kernel argument",
+            Box::new(|_| {
+                let mut host = vec![0f32; 8];
+                launch!(axpb[1, 8](&mut host, 1.0f32, 1.0f32))
+            }),
         ),
     ];
     for (what, attempt) in &attempts {

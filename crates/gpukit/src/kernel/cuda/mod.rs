@@ -115,6 +115,10 @@ fn launch_with_host_args(
     args: &mut [KernelArg<'_>],
     trailing: impl FnOnce(&mut Params) -> Result<()>,
 ) -> Result<()> {
+    // A graph replays launches on the buffers it captured; host arrays are copied per launch.
+    backend.forbid_in_capture(&format!(
+        "launching `{name}` with host arrays (ndarray, Vec or slices; pass gpukit Arrays)"
+    ))?;
     notice_host_copies(name, backend);
     let mut staged: Vec<(usize, CudaSlice<u8>)> = Vec::new();
     for (i, a) in args.iter().enumerate() {
