@@ -333,6 +333,24 @@ mod tests {
     }
 
     #[test]
+    fn the_graph_magics_are_listed_and_dispatched() {
+        let known = known_magics();
+        assert!(known.contains("%%graph"), "{known}");
+        assert!(matches!(
+            lower_cell("graph", "g -n 2", "a.fill(1.0)?;", GK),
+            Ok(Step::Rust(_))
+        ));
+        assert!(matches!(
+            lower_cell("timeit", "--graph", "a.fill(1.0)?;", GK),
+            Ok(Step::Rust(_))
+        ));
+        assert!(lower_line("graph", "", GK)
+            .unwrap_err()
+            .0
+            .contains("%%graph"));
+    }
+
+    #[test]
     fn gpukit_required() {
         let no = Context { gpukit: false };
         assert!(lower_line("gpu", "", no)
