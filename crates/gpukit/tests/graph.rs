@@ -70,6 +70,22 @@ fn cpu_capture_records_without_running_and_replays_in_order() {
 }
 
 #[test]
+fn cpu_graph_macro_captures_a_block() {
+    let cpu = Device::Cpu;
+    let mut a = Array::<f32>::ones_on(N, &cpu).unwrap();
+    let g = graph!(on &cpu;
+        launch!(axpb[4, 256](&mut a, 3.0f32, 0.0f32))?;
+        a.add_in_place(1.0)
+    )
+    .unwrap();
+    assert_eq!(g.len(), 2);
+    g.launch().unwrap();
+    assert!(values(&a).iter().all(|&x| x == 4.0));
+    let e = graph!(on &cpu; a.to_vec()?;).unwrap_err();
+    assert!(is_capture_error(&e), "{e}");
+}
+
+#[test]
 fn cpu_update_replaces_the_scalars() {
     let cpu = Device::Cpu;
     let mut a = Array::<f32>::zeros_on(N, &cpu).unwrap();

@@ -36,5 +36,5 @@ pub mod exports {
     pub use super::profile::{self, ProfileRecord};
     pub use super::resources::{KernelResources, Occupancy};
     pub use super::views::{View2, View3};
-    pub use crate::launch;
+    pub use crate::{graph, launch};
 }
