@@ -199,12 +199,20 @@ class Collect(unittest.TestCase):
 
     def test_targets(self):
         t = benchlib.targets(self.collect())
-        self.assertEqual(len(t), 4)
+        self.assertEqual(len(t), 5)
         self.assertIn("to_device 2 GiB (pageable host memory) (0.881)", t[0])   # 925 / 1050 < 1
         self.assertIn("no ratio: sum (float64, 2^28), only cupy", t[0])
         self.assertIn("met (133% or more)", t[1])
         self.assertEqual(t[2], "per-launch host overhead ≤ 3 µs: met")
-        self.assertIn("below: to_device 2 GiB (pageable host memory)", t[3])
+        self.assertEqual(t[3], "launch in a graph ≤ 1.5 µs per launch (issue 14): not measured")
+        self.assertIn("below: to_device 2 GiB (pageable host memory)", t[4])
+
+    def test_graph_target(self):
+        for us, want in ((0.0012, "met"), (0.002, "above: 2")):
+            rows = [line("gpukit", benchlib.GRAPH_ROW, [us], [us], [20000.0], 0, "per_launch", ""),
+                    line("cupy", benchlib.GRAPH_ROW, [us], [us], [20000.0], 0, "per_launch", "")]
+            t = benchlib.targets(benchlib.collect(rows, {"device": "NVIDIA H100 80GB HBM3"}, {}))
+            self.assertTrue(t[3].startswith("launch in a graph ≤ 1.5 µs per launch (issue 14): " + want), t[3])
 
 
 class Spec(unittest.TestCase):
