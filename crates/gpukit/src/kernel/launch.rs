@@ -203,7 +203,7 @@ fn record_cpu(info: &KernelInfo, config: &LaunchConfig, args: &mut [KernelArg<'_
     }));
     match op {
         None => Ok(()),
-        // The capture ended on another path in between: nothing to record into.
+        // Not capturing after all (cannot happen: checked on this thread just before): run it.
         Some(mut op) => op(),
     }
 }
