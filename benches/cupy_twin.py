@@ -609,6 +609,38 @@ def run_all(warmup: int, reps: int, only: str | None, emit):
         emit(row(name, {"host_ms": host, "wall_ms": wall}, "", [float(LAUNCHES)], 0, "", unit="per_launch",
                  note="host_ms = host time per launch, wall_ms = per launch including the device draining the queue"))
 
+    name = "launch in a graph"
+    if wants(name):
+        # LAUNCHES empty-kernel launches captured once into a CUDA graph (stream capture on a
+        # non-default stream, as CuPy requires), then the graph replayed: per kernel launch,
+        # the host time of one replay and the time until it has drained
+        k = cp.RawKernel(EMPTY_SRC, "empty_kernel")
+        k((1,), (1,), ())
+        device_sync(cp)
+        s = cp.cuda.Stream(non_blocking=True)
+        with s:
+            s.begin_capture()
+            try:
+                for _ in range(LAUNCHES):
+                    k((1,), (1,), ())
+            finally:
+                graph = s.end_capture()
+        graph.launch(stream=s)  # the first replay uploads the graph
+        s.synchronize()
+        host, wall = [], []
+        for _ in range(max(reps, 3)):
+            t0 = time.perf_counter()
+            graph.launch(stream=s)
+            h_ms = (time.perf_counter() - t0) * 1e3
+            s.synchronize()
+            total = (time.perf_counter() - t0) * 1e3
+            host.append(h_ms / LAUNCHES)
+            wall.append(total / LAUNCHES)
+        emit(row(name, {"host_ms": host, "wall_ms": wall}, "", [float(LAUNCHES)], 0, "", unit="per_launch",
+                 note=f"{LAUNCHES} empty-kernel launches captured in one graph (cupy.cuda.Graph), replayed once "
+                      "per sample: host_ms = host time of a replay per launch in it, wall_ms = until it drained"))
+        del graph, s
+
     name = "launch overhead: tiny a * 2 (1 element float32)"
     if wants(name):
         a = cp.full(1, 1.5, dtype=cp.float32)

@@ -140,10 +140,45 @@ class Stream:
         return False
 
     def synchronize(self):
-        pass
+        if _CAPTURE is not None:
+            raise RuntimeError("synchronize inside a stream capture")
+
+    def begin_capture(self, mode=None):
+        global _CAPTURE
+        if self.ptr == 0:
+            raise RuntimeError("capturing on the null stream is not allowed")
+        if _CAPTURE is not None:
+            raise RuntimeError("already capturing")
+        _CAPTURE = []
+
+    def end_capture(self):
+        global _CAPTURE
+        ops, _CAPTURE = _CAPTURE, None
+        if ops is None:
+            raise RuntimeError("not capturing")
+        return Graph(ops)
 
 
 Stream.null = Stream(null=True)
+
+#: The launches recorded by the stream capture in progress (None: not capturing).
+_CAPTURE = None
+
+
+class Graph:
+    """cupy.cuda.Graph: the captured launches, run again at every launch."""
+
+    def __init__(self, ops):
+        self.ops = ops
+
+    def launch(self, stream=None):
+        if _CAPTURE is not None:
+            raise RuntimeError("graph launch inside a stream capture")
+        for op in self.ops:
+            op()
+
+    def upload(self, stream=None):
+        pass
 
 
 class Event:
@@ -182,7 +217,7 @@ def _memcpy_async(dst, src, size, kind, stream):
 
 
 cuda = types.SimpleNamespace(
-    Stream=Stream, Event=Event, Device=Device, get_elapsed_time=get_elapsed_time,
+    Stream=Stream, Event=Event, Device=Device, Graph=Graph, get_elapsed_time=get_elapsed_time,
     get_current_stream=lambda: Stream.null,
     runtime=types.SimpleNamespace(memcpyAsync=_memcpy_async, memcpyDeviceToDevice=3),
 )
@@ -304,8 +339,14 @@ class RawKernel:
     def __call__(self, grid, block, args, shared_mem=0):
         grid = grid if isinstance(grid, tuple) else (grid,)
         block = block if isinstance(block, tuple) else (block,)
-        LAUNCHED.append((self.name, grid, block))
-        _kernel_impl(self.name)(grid, block, *args)
+        def run():
+            LAUNCHED.append((self.name, grid, block))
+            _kernel_impl(self.name)(grid, block, *args)
+
+        if _CAPTURE is not None:
+            _CAPTURE.append(run)  # recorded, run at each replay of the graph
+        else:
+            run()
 
 
 class RawModule:
@@ -344,8 +385,9 @@ def install():
 
 
 def uninstall():
-    global HANG
+    global HANG, _CAPTURE
     HANG = False
+    _CAPTURE = None
     sys.modules.pop("cupy", None)
     sys.modules.pop("cupyx", None)
     OVERRIDES.clear()

@@ -199,13 +199,14 @@ class Collect(unittest.TestCase):
 
     def test_targets(self):
         t = benchlib.targets(self.collect())
-        self.assertEqual(len(t), 5)
+        self.assertEqual(len(t), 6)
         self.assertIn("to_device 2 GiB (pageable host memory) (0.881)", t[0])   # 925 / 1050 < 1
         self.assertIn("no ratio: sum (float64, 2^28), only cupy", t[0])
         self.assertIn("met (133% or more)", t[1])
         self.assertEqual(t[2], "per-launch host overhead ≤ 3 µs: met")
-        self.assertIn("below: to_device 2 GiB (pageable host memory)", t[3])
-        self.assertEqual(t[4], "first launch with a warm kernel cache ≤ 1.000 ms: not measured")
+        self.assertEqual(t[3], "launch in a graph ≤ 1.5 µs per launch (issue 14): not measured")
+        self.assertIn("below: to_device 2 GiB (pageable host memory)", t[4])
+        self.assertEqual(t[5], "first launch with a warm kernel cache ≤ 1.000 ms: not measured")
 
     def test_first_launch_rows_and_the_gpukit_only_floor(self):
         cold = "first launch of a new kernel, cold kernel cache (compile + load + launch)"
@@ -227,7 +228,7 @@ class Collect(unittest.TestCase):
         self.assertIsNone(rows[floor]["ratio"])
         t = benchlib.targets(res)
         self.assertEqual(t[0], "ratio ≥ 1.0 on every row: met", "the floor is not 'unrated'")
-        self.assertEqual(t[4], "first launch with a warm kernel cache ≤ 1.000 ms: met (0.500 ms) (NVRTC floor 100 ms)")
+        self.assertEqual(t[5], "first launch with a warm kernel cache ≤ 1.000 ms: met (0.500 ms) (NVRTC floor 100 ms)")
         readme = benchlib.readme(res, {}) if hasattr(benchlib, "readme") else ""
         self.assertNotIn("GB/s", "".join(x for x in readme.splitlines() if x.startswith("| first launch")))
         # a failed check of the floor fails it
@@ -235,7 +236,14 @@ class Collect(unittest.TestCase):
         self.assertFalse(res["rows"][0]["check_ok"])
         # the warm row above its target says so
         res = benchlib.collect([lat("gpukit", warm, [2.0]), lat("cupy", warm, [3.0])], {}, {})
-        self.assertEqual(benchlib.targets(res)[4], "first launch with a warm kernel cache ≤ 1.000 ms: above (2.000 ms)")
+        self.assertEqual(benchlib.targets(res)[5], "first launch with a warm kernel cache ≤ 1.000 ms: above (2.000 ms)")
+
+    def test_graph_target(self):
+        for us, want in ((0.0012, "met"), (0.002, "above: 2")):
+            rows = [line("gpukit", benchlib.GRAPH_ROW, [us], [us], [20000.0], 0, "per_launch", ""),
+                    line("cupy", benchlib.GRAPH_ROW, [us], [us], [20000.0], 0, "per_launch", "")]
+            t = benchlib.targets(benchlib.collect(rows, {"device": "NVIDIA H100 80GB HBM3"}, {}))
+            self.assertTrue(t[3].startswith("launch in a graph ≤ 1.5 µs per launch (issue 14): " + want), t[3])
 
 
 class Spec(unittest.TestCase):

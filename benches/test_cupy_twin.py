@@ -131,7 +131,7 @@ class UnderFakeCupy(unittest.TestCase):
     def test_every_row_is_timed_and_checked_in_full(self):
         rows = self.rows()
         names = [r["name"] for r in rows]
-        self.assertEqual(len(rows), 22, names)
+        self.assertEqual(len(rows), 23, names)
         for r in rows:
             json.dumps(r)
             self.assertEqual(r["side"], "cupy")
@@ -158,6 +158,15 @@ class UnderFakeCupy(unittest.TestCase):
         # every span ended by the marker on CuPy's stream and a wait for it
         self.assertTrue(self.waits and all(f == 0 for _, f in self.waits))
         self.assertEqual(sorted(v for v, _ in self.waits), list(range(1, len(self.waits) + 1)))
+
+    def test_the_graph_row_captures_once_and_replays(self):
+        (r,) = self.rows(only="launch in a graph", reps=2)
+        self.assertEqual((r["unit"], r["check"]), ("per_launch", [20.0]))
+        self.assertEqual(len(r["host_ms"]), 3)
+        empties = [k for k in self.fake.LAUNCHED if k[0] == "empty_kernel"]
+        # one launch before the capture, none during it, 20 per replay: the first and three timed
+        self.assertEqual(len(empties), 1 + 4 * 20)
+        self.assertIsNone(self.fake._CAPTURE, "the capture ended")
 
     def test_a_kernel_that_writes_nothing_fails(self):
         self.fake.OVERRIDES["fizzbuzz"] = lambda g, b, out, n: None
@@ -267,7 +276,7 @@ class UnderFakeCupy(unittest.TestCase):
         # the same rows as a second side that agrees: every row rated, every check ok
         twin = [dict(r, side="gpukit") for r in rows]
         res = benchlib.collect(rows + twin, {"device": "NVIDIA H100 80GB HBM3"}, {})
-        self.assertEqual(len(res["rows"]), 21)
+        self.assertEqual(len(res["rows"]), 22)
         for r in res["rows"]:
             self.assertTrue(r["check_ok"], r["name"])
             self.assertEqual(r["ratio"], 1.0, r["name"])

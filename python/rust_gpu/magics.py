@@ -22,7 +22,7 @@ KERNEL_LINE_MAGICS = {
     "memory": "GPU memory used/free (NVML) and gpukit's live allocations",
     "device": "show the default device, or set it: %device cpu | %device cuda:N",
     "time": "%time EXPR: wall time of one Rust statement, device synchronised",
-    "timeit": "%timeit [-n N] [-r R] EXPR: mean ± std of repeated runs, device synchronised",
+    "timeit": "%timeit [-n N] [-r R] [--graph] EXPR: mean ± std of repeated runs, device synchronised",
     "ptx": "%ptx NAME: the PTX a kernel compiled to",
     "kernelinfo": "%kernelinfo NAME: registers, memory, spills and occupancy of a kernel on the GPU",
     "sass": "%sass NAME: the machine code (SASS) of a kernel, via cuobjdump",
@@ -33,7 +33,10 @@ KERNEL_LINE_MAGICS = {
 KERNEL_CELL_MAGICS = {
     "cuda": "CUDA C++ cell compiled with NVRTC; each extern \"C\" __global__ becomes a kernel variable",
     "time": "wall time of the Rust cell, device synchronised",
-    "timeit": "%%timeit [-n N] [-r R]: IPython-style timing of the Rust cell, device synchronised every loop",
+    "timeit": "%%timeit [-n N] [-r R] [--graph]: IPython-style timing of the Rust cell, device synchronised "
+    "every loop (--graph: the cell captured once as a graph, each loop replays it)",
+    "graph": "%%graph [NAME] [-n N]: capture the Rust cell's launches and in-place array operations into a "
+    "gpukit::Graph and replay it N times (default 1; with NAME: kept as a variable, 0)",
     "profile": "table of every kernel launched in the Rust cell: calls and GPU time (CUDA events)",
     "monitor": "%%monitor [--interval MS]: run the cell with a live chart of GPU utilisation and memory",
 }

@@ -622,6 +622,38 @@ pub fn run_all(
         });
     }
 
+    let name = "launch in a graph";
+    if opts.wants(name) && dev.is_cuda() {
+        // The same empty kernel, `launches` launches captured once into a graph, the graph
+        // replayed: per kernel launch, the host time of one replay and the time until it drained.
+        let module = Module::from_cuda("extern \"C\" __global__ void empty_kernel() {}")?;
+        let k = module.kernel("empty_kernel")?;
+        launch!(k[1, 1]())?;
+        synchronize()?;
+        let n = z.launches;
+        let graph = Graph::capture_on(&dev, || (0..n).try_for_each(|_| launch!(k[1, 1]())))?;
+        graph.launch()?; // the first replay uploads the graph
+        synchronize()?;
+        let (mut host_ms, mut wall_ms) = per_launch(r, 1, || graph.launch(), synchronize)?;
+        host_ms
+            .iter_mut()
+            .chain(wall_ms.iter_mut())
+            .for_each(|t| *t /= n as f64);
+        emit(Row {
+            name,
+            unit: "per_launch",
+            span_ms: vec![],
+            host_ms,
+            wall_ms,
+            verify: None,
+            check: vec![n as f64],
+            bytes: 0.0,
+            access: "",
+            span: "",
+            note: "20000 empty-kernel launches captured in one graph (gpukit::Graph), replayed once per sample: host_ms = host time of a replay per launch in it, wall_ms = until it drained",
+        });
+    }
+
     let name = "launch overhead: tiny a * 2 (1 element float32)";
     if opts.wants(name) {
         let a = Array::<f32>::full(1, 1.5)?;
@@ -938,7 +970,8 @@ mod tests {
         )
         .unwrap();
         let names: Vec<&str> = rows.iter().map(|r| r.name).collect();
-        assert_eq!(rows.len(), 19, "{names:?}"); // all but the raw-CUDA empty kernel
+        // all but the two rows of the raw-CUDA empty kernel (plain launches, and in a graph)
+        assert_eq!(rows.len(), 19, "{names:?}");
         for row in &rows {
             let j = row.json("gpukit").render();
             assert!(j.contains("\"verify\":"), "{j}");

@@ -80,6 +80,15 @@ pub enum Error {
         /// What happened, what is lost, and the state of the device now.
         message: String,
     },
+    /// An operation that cannot be part of a graph was called while a graph was being captured
+    /// (waiting for the device, host copies, allocation), or the capture failed.
+    #[error("{what} cannot run inside a graph capture: {reason}")]
+    GraphCapture {
+        /// What was attempted.
+        what: String,
+        /// Why it cannot be captured, and what to do instead.
+        reason: String,
+    },
     /// An error reported by the CUDA driver, NVRTC or a CUDA library.
     #[error("CUDA error: {0}")]
     Cuda(String),

@@ -11,6 +11,7 @@ pub use crate::kernel::cpu::{
     atomic_add, atomic_cas, atomic_exch, atomic_max, atomic_min, atomic_sub, AtomicElement,
     BlockCtx, CpuArgs, Slice, SliceMut, ThreadCtx, View, ViewMut,
 };
+pub use crate::kernel::graph::GraphStep;
 pub use crate::kernel::info::{
     full_source, DeviceFn, KernelInfo, ParamInfo, ParamKind, VectorizeInfo, DEVICE_FNS_MARKER,
 };

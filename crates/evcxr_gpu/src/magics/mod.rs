@@ -9,6 +9,7 @@ pub mod cuda;
 pub mod device;
 pub mod doc;
 pub mod gpu;
+pub mod graph;
 pub mod kernelinfo;
 pub mod lsmagic;
 pub mod memory;
@@ -98,7 +99,7 @@ pub const LINE_MAGICS: &[(&str, &str)] = &[
     ),
     (
         "timeit",
-        "%timeit [-n N] [-r R] EXPR: mean ± std of repeated runs, device synchronised",
+        "%timeit [-n N] [-r R] [--graph] EXPR: mean ± std of repeated runs, device synchronised",
     ),
     ("ptx", "%ptx NAME: the PTX a kernel compiled to"),
     (
@@ -129,7 +130,13 @@ pub const CELL_MAGICS: &[(&str, &str)] = &[
     ("time", "wall time of the cell, device synchronised"),
     (
         "timeit",
-        "%%timeit [-n N] [-r R]: IPython-style timing of the cell, device synchronised every loop",
+        "%%timeit [-n N] [-r R] [--graph]: IPython-style timing of the cell, device synchronised \
+         every loop (--graph: the cell captured once as a graph, each loop replays it)",
+    ),
+    (
+        "graph",
+        "%%graph [NAME] [-n N]: capture the cell's launches and in-place array operations into a \
+         gpukit::Graph and replay it N times (default 1; with NAME: kept as a variable, 0)",
     ),
     (
         "profile",
@@ -179,6 +186,7 @@ pub fn lower_cell(name: &str, args: &str, body: &str, ctx: Context) -> Result<St
         "cuda" => cuda::lower(args, body, ctx),
         "time" => time::lower_cell(args, body, ctx),
         "timeit" => timeit::lower_cell(args, body, ctx),
+        "graph" => graph::lower(args, body, ctx),
         "profile" => profile::lower(args, body, ctx),
         "monitor" => monitor::lower(args, body, ctx),
         _ => Err(unknown(&format!("%%{name}"))),
@@ -322,6 +330,24 @@ mod tests {
             .unwrap_err()
             .0
             .contains("%%monitor"));
+    }
+
+    #[test]
+    fn the_graph_magics_are_listed_and_dispatched() {
+        let known = known_magics();
+        assert!(known.contains("%%graph"), "{known}");
+        assert!(matches!(
+            lower_cell("graph", "g -n 2", "a.fill(1.0)?;", GK),
+            Ok(Step::Rust(_))
+        ));
+        assert!(matches!(
+            lower_cell("timeit", "--graph", "a.fill(1.0)?;", GK),
+            Ok(Step::Rust(_))
+        ));
+        assert!(lower_line("graph", "", GK)
+            .unwrap_err()
+            .0
+            .contains("%%graph"));
     }
 
     #[test]

@@ -1,19 +1,23 @@
-//! `%%timeit [-n N] [-r R]` and `%timeit [-n N] [-r R] STATEMENT`: IPython-style timing.
+//! `%%timeit [-n N] [-r R] [--graph]` and `%timeit [-n N] [-r R] [--graph] STATEMENT`:
+//! IPython-style timing.
 //!
 //! The code runs `N` loops per run and `R` runs (default: `N` grows 1, 2, 5, 10, ... until a run
 //! takes 0.2 s; `R` = 7), synchronising the device after every loop, and the report reads
-//! `1.23 ms ± 4.56 µs per loop (mean ± std. dev. of 7 runs, 100 loops each)`.
+//! `1.23 ms ± 4.56 µs per loop (mean ± std. dev. of 7 runs, 100 loops each)`. With `--graph`
+//! the code is captured once into a `gpukit::Graph` (see `%%graph`) and each loop replays it.
 
 use super::time::FMT_TIME;
-use super::{Context, MagicError, Step};
+use super::{graph, require_gpukit, Context, MagicError, Step};
 
-/// Parsed `-n`/`-r` options; `loops == None` means calibrate automatically.
+/// Parsed `-n`/`-r`/`--graph` options; `loops == None` means calibrate automatically.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
     /// Loops per run (`-n`).
     pub loops: Option<u64>,
     /// Runs (`-r`).
     pub runs: u64,
+    /// Capture the code once into a graph and time its replays (`--graph`).
+    pub graph: bool,
 }
 
 fn positive(flag: &str, v: Option<&str>) -> Result<u64, MagicError> {
@@ -31,6 +35,7 @@ pub fn parse_options(args: &str) -> Result<(Options, String), MagicError> {
     let mut opts = Options {
         loops: None,
         runs: 7,
+        graph: false,
     };
     let mut rest = args.trim_start();
     loop {
@@ -39,6 +44,10 @@ pub fn parse_options(args: &str) -> Result<(Options, String), MagicError> {
             .map(|(a, b)| (a, b.trim_start()))
             .unwrap_or((rest, ""));
         match tok {
+            "--graph" => {
+                opts.graph = true;
+                rest = after;
+            }
             "-n" | "-r" => {
                 let (val, after2) = after
                     .split_once(char::is_whitespace)
@@ -57,7 +66,7 @@ pub fn parse_options(args: &str) -> Result<(Options, String), MagicError> {
                 && !t[1..].starts_with(|c: char| c.is_ascii_digit()) =>
             {
                 return Err(MagicError(format!(
-                    "timeit: unknown option `{t}` (use -n LOOPS and -r RUNS)"
+                    "timeit: unknown option `{t}` (use -n LOOPS, -r RUNS and --graph)"
                 )))
             }
             _ => return Ok((opts, rest.trim().to_string())),
@@ -65,8 +74,18 @@ pub fn parse_options(args: &str) -> Result<(Options, String), MagicError> {
     }
 }
 
-/// Builds the timing loop around `body`, pieces joined by `sep` (a newline keeps cell lines).
-fn lower_body(opts: Options, body: &str, ctx: Context, sep: &str) -> String {
+/// Builds the timed code for `body`, pieces joined by `sep` (a newline keeps cell lines): the
+/// timing loop around it, or with `--graph` its capture and the loop around the replays.
+fn lower_body(opts: Options, body: &str, ctx: Context, sep: &str) -> Result<String, MagicError> {
+    if opts.graph {
+        require_gpukit("timeit --graph", ctx)?;
+        return Ok(graph::timed_replays(opts, body, ctx, sep));
+    }
+    Ok(timing_loop(opts, body, ctx, sep))
+}
+
+/// The timing loop around `body`, pieces joined by `sep`.
+pub(crate) fn timing_loop(opts: Options, body: &str, ctx: Context, sep: &str) -> String {
     let n = opts.loops.unwrap_or(0);
     let r = opts.runs;
     let sync = if ctx.gpukit {
@@ -88,7 +107,7 @@ pub fn lower_cell(args: &str, body: &str, ctx: Context) -> Result<Step, MagicErr
     let (opts, rest) = parse_options(args)?;
     if !rest.is_empty() {
         return Err(MagicError(format!(
-            "%%timeit takes only -n and -r on its line, got `{rest}`; put the code below"
+            "%%timeit takes only -n, -r and --graph on its line, got `{rest}`; put the code below"
         )));
     }
     if body.trim().is_empty() {
@@ -96,7 +115,7 @@ pub fn lower_cell(args: &str, body: &str, ctx: Context) -> Result<Step, MagicErr
             "%%timeit needs code below the magic line".into(),
         ));
     }
-    Ok(Step::Rust(lower_body(opts, body, ctx, "\n")))
+    Ok(Step::Rust(lower_body(opts, body, ctx, "\n")?))
 }
 
 /// Lowers `%timeit [-n N] [-r R] STATEMENT`.
@@ -107,7 +126,7 @@ pub fn lower_line(args: &str, ctx: Context) -> Result<Step, MagicError> {
             "%timeit needs a statement: %timeit [-n N] [-r R] EXPR".into(),
         ));
     }
-    Ok(Step::Rust(lower_body(opts, &stmt, ctx, " ")))
+    Ok(Step::Rust(lower_body(opts, &stmt, ctx, " ")?))
 }
 
 #[cfg(test)]
@@ -123,7 +142,8 @@ mod tests {
             o,
             Options {
                 loops: Some(10),
-                runs: 3
+                runs: 3,
+                graph: false
             }
         );
         assert_eq!(rest, "");
@@ -132,7 +152,8 @@ mod tests {
             o,
             Options {
                 loops: None,
-                runs: 2
+                runs: 2,
+                graph: false
             }
         );
         assert_eq!(rest, "a.sum()");
@@ -141,7 +162,8 @@ mod tests {
             o,
             Options {
                 loops: None,
-                runs: 7
+                runs: 7,
+                graph: false
             }
         );
         assert_eq!(rest, "");
@@ -164,7 +186,7 @@ mod tests {
         assert!(lower_cell("-n 2 extra", "x", GK)
             .unwrap_err()
             .0
-            .contains("only -n and -r"));
+            .contains("only -n, -r and --graph"));
         assert!(lower_cell("", "", GK).unwrap_err().0.contains("needs code"));
         assert!(lower_line("-n 3", GK)
             .unwrap_err()
@@ -184,6 +206,50 @@ mod tests {
         assert_eq!(lines[2], "x + 1");
         assert!(lines[3].starts_with("}; gpukit::synchronize()?; }"));
         assert!(lines[3].contains("mean ± std. dev. of"));
+    }
+
+    #[test]
+    fn graph_option_captures_once_and_times_replays() {
+        let (o, rest) = parse_options("--graph -n 100 launch!(k[1, 1]())?").unwrap();
+        assert!(o.graph && o.loops == Some(100));
+        assert_eq!(rest, "launch!(k[1, 1]())?");
+        let Step::Rust(code) = lower_cell(
+            "-r 3 --graph",
+            "a.add_in_place(1.0)?;
+launch!(k[1, 32](&mut a))",
+            GK,
+        )
+        .unwrap() else {
+            panic!("not rust")
+        };
+        let lines: Vec<&str> = code.lines().collect();
+        assert_eq!(lines.len(), 4, "{code}");
+        assert_eq!(
+            lines[0],
+            "{ let __gk_graph: gpukit::Graph = gpukit::Graph::capture(|| -> gpukit::Result<()> {"
+        );
+        assert_eq!(lines[1], "a.add_in_place(1.0)?;");
+        assert_eq!(
+            lines[2],
+            "gpukit::__private::GraphStep::into_step(launch!(k[1, 32](&mut a)))"
+        );
+        // captured once, before the loop; each loop replays and synchronises
+        assert!(
+            lines[3].starts_with("})?; println!(\"%%timeit --graph:"),
+            "{}",
+            lines[3]
+        );
+        assert!(lines[3].contains("let __gk_r: usize = 3;"));
+        assert!(lines[3].contains("let _ = { __gk_graph.launch()? }; gpukit::synchronize()?;"));
+        assert!(lines[3].ends_with(" }"));
+        let Step::Rust(code) = lower_line("--graph -n 5 a.fill(1.0)?", GK).unwrap() else {
+            panic!("not rust")
+        };
+        assert_eq!(code.lines().count(), 1);
+        assert!(lower_line("--graph f()", Context { gpukit: false })
+            .unwrap_err()
+            .0
+            .contains("needs gpukit"));
     }
 
     #[test]

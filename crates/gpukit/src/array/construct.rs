@@ -113,6 +113,17 @@ impl<T: Element> Array<T> {
         let n = self.size();
         match self.storage_mut() {
             Storage::Cpu(v) => {
+                if crate::backend::cpu_capture::is_capturing() {
+                    let p = v.as_mut_ptr() as usize;
+                    super::capture::record_cpu(&[p], move || {
+                        // SAFETY: replayed while the buffer lives (a graph keeps the buffers it
+                        // uses alive, see kernel::graph).
+                        let v = unsafe { std::slice::from_raw_parts_mut(p as *mut T, n) };
+                        cpu::update(v, |x| *x = value);
+                        Ok(())
+                    });
+                    return Ok(());
+                }
                 cpu::update(v, |x| *x = value);
                 Ok(())
             }

@@ -8,6 +8,7 @@
 //! kernel arguments), `vectorize` (the `#[vectorize]` runtime), `warm_up` (compiling the
 //! built-in kernels ahead of use), `interop/` (cudarc, DLPack, candle and raw device pointers).
 
+mod capture;
 mod construct;
 mod display;
 mod interop;
@@ -64,6 +65,11 @@ impl<T: Element> Array<T> {
     /// CPU buffers exactly that many).
     pub(crate) fn from_storage(shape: Vec<usize>, storage: Storage<T>) -> Result<Array<T>> {
         let size = checked_size(&shape)?;
+        if let Storage::Cpu(_) = &storage {
+            crate::backend::cpu_capture::forbid_in_capture(
+                "creating an array (a new array or a temporary)",
+            )?;
+        }
         let ok = match &storage {
             Storage::Cpu(v) => v.len() == size,
             Storage::Cuda { slice, .. } => slice.len() >= size,
@@ -177,6 +183,10 @@ impl<T: Element> Drop for Array<T> {
     fn drop(&mut self) {
         if self.foreign.is_none() {
             memory::track_free(self.storage.device(), self.tracked);
+        }
+        if self.foreign.is_none() && self.storage.ensure_usable().is_ok() {
+            // A live graph that replays work on this buffer keeps it.
+            self.give_buffer_to_graph();
         }
         if let Storage::Cuda { backend, .. } = &self.storage {
             let lost = backend.is_lost();

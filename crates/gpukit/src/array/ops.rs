@@ -8,10 +8,11 @@
 //! device and returned by its next `synchronize()` or `to_host()`; the `*_in_place` methods
 //! return it directly.
 
+use super::capture::record_cpu;
 use super::kernels::{self, Operand};
 use super::op::{with_binop, BinOp};
 use super::{Array, Storage};
-use crate::backend::cpu;
+use crate::backend::{cpu, cpu_capture};
 use crate::element::{Element, Numeric};
 use crate::error::{Error, Result};
 
@@ -127,10 +128,37 @@ impl<T: Numeric> Array<T> {
                 let Storage::Cpu(b) = b.storage() else {
                     unreachable!("device checked above")
                 };
+                if cpu_capture::is_capturing() {
+                    let (pa, pb) = (a.as_mut_ptr() as usize, b.as_ptr() as usize);
+                    record_cpu(&[pa, pb], move || {
+                        // SAFETY: replayed while both buffers live (a graph keeps the buffers
+                        // it uses alive, see kernel::graph); `a` and `b` were distinct arrays,
+                        // borrowed mutably and shared when this was recorded.
+                        let (a, b) = unsafe {
+                            (
+                                std::slice::from_raw_parts_mut(pa as *mut T, n),
+                                std::slice::from_raw_parts(pb as *const T, n),
+                            )
+                        };
+                        with_binop!(op, T, |f| cpu::zip_update(a, b, |x, &y| *x = f(*x, y)));
+                        Ok(())
+                    });
+                    return Ok(());
+                }
                 with_binop!(op, T, |f| cpu::zip_update(a, b, |x, &y| *x = f(*x, y)));
                 Ok(())
             }
             (Storage::Cpu(a), Rhs::Scalar(s)) => {
+                if cpu_capture::is_capturing() {
+                    let pa = a.as_mut_ptr() as usize;
+                    record_cpu(&[pa], move || {
+                        // SAFETY: as above.
+                        let a = unsafe { std::slice::from_raw_parts_mut(pa as *mut T, n) };
+                        with_binop!(op, T, |f| cpu::update(a, |x| *x = f(*x, s)));
+                        Ok(())
+                    });
+                    return Ok(());
+                }
                 with_binop!(op, T, |f| cpu::update(a, |x| *x = f(*x, s)));
                 Ok(())
             }

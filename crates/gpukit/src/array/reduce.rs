@@ -32,7 +32,13 @@ impl<T: Numeric> Array<T> {
     fn reduce_all(&self, op: ReduceOp) -> Result<T> {
         let n = self.size();
         match self.storage() {
-            Storage::Cpu(v) => Ok(cpu_reduce(v, op)),
+            Storage::Cpu(v) => {
+                crate::backend::cpu_capture::forbid_in_capture(&format!(
+                    "a reduction ({}) returning a value to the host",
+                    op.name()
+                ))?;
+                Ok(cpu_reduce(v, op))
+            }
             Storage::Cuda { backend, slice } => {
                 kernels::reduce(backend, op, slice, n, op.identity::<T>())
             }

@@ -63,7 +63,10 @@ impl<T: Element> Array<T> {
     /// (used by display, which must not swallow an error meant for the cell's end).
     pub(crate) fn read_elements(&self) -> Result<Vec<T>> {
         match self.storage() {
-            Storage::Cpu(v) => Ok(v.clone()),
+            Storage::Cpu(v) => {
+                crate::backend::cpu_capture::forbid_in_capture("reading an array on the host")?;
+                Ok(v.clone())
+            }
             Storage::Cuda { backend, slice } => backend.download(slice, self.size()),
         }
     }

@@ -23,6 +23,7 @@ pub(crate) fn set_pending_error(e: Error) {
 
 /// Returns (and clears) an error left by an operation on the CPU device.
 pub(crate) fn take_pending_error() -> Result<()> {
+    super::cpu_capture::forbid_in_capture("waiting for the CPU device (a synchronisation)")?;
     match pending().lock().unwrap_or_else(|p| p.into_inner()).take() {
         Some(e) => Err(e),
         None => Ok(()),

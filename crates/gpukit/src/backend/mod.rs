@@ -3,4 +3,5 @@
 //! [`Device`](crate::Device) type built on top of it.
 
 pub(crate) mod cpu;
+pub(crate) mod cpu_capture;
 pub(crate) mod cuda;

@@ -21,16 +21,19 @@
 //! later check or not at all. Launch and synchronise from one thread per device for exact
 //! reports (the notebook kernel does).
 //!
+//! A graph's captured launches use records of the graph's own ([`GraphRecords`]), read by the
+//! first check after each launch of the graph.
+//!
 //! The generated code returns from the failing thread (it never traps), so the CUDA context
 //! survives and later launches work.
 
 use super::cpu::array_name;
 use super::cuda::{Loaded, PerDevice};
 use crate::backend::cuda::{driver_err, CudaBackend};
-use crate::error::{OutOfBounds, Result};
+use crate::error::{Error, OutOfBounds, Result};
 use cudarc::driver::{CudaSlice, DevicePtr};
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// `u64` slots per record.
 pub(crate) const SLOTS: usize = 16;
@@ -74,6 +77,134 @@ struct DeviceRing {
     ring: OnceLock<Ring>,
     /// Held to hand out a new record, to create the ring, and to check and free the records.
     lock: Mutex<()>,
+    /// The records of the graph being captured on this device (see [`GraphRecords`]).
+    capture: Mutex<Option<Arc<GraphRecords>>>,
+    /// Graphs launched since the last check, whose records the next check reads.
+    launched: Mutex<Vec<Arc<GraphRecords>>>,
+}
+
+/// Records per graph: a graph needs one per run of launches of one checked kernel.
+pub(crate) const GRAPH_RECORDS: usize = 1024;
+
+/// The error records of one captured graph, in a buffer of its own: a captured launch bakes the
+/// address of its record into the graph, so the record must stay the graph's for every replay
+/// (the device's ring hands its records to other launches after each check). After a replay,
+/// the next check of the device reads them like the ring's ([`graph_launched`]).
+pub(crate) struct GraphRecords {
+    buf: CudaSlice<u64>,
+    base: u64,
+    /// The kernels whose launches use each handed-out record (`Loaded` addresses), in order.
+    owners: Mutex<Vec<usize>>,
+    /// Whether the captured launches use any record (a graph of unchecked work has none to read).
+    any: AtomicBool,
+    /// Whether the graph is in its device's list of graphs to check (a replay then adds nothing:
+    /// one lock-free load).
+    pending: AtomicBool,
+}
+
+impl GraphRecords {
+    /// Zeroed records on `backend`'s device (allocate before the capture starts).
+    pub(crate) fn new(backend: &CudaBackend) -> Result<Arc<GraphRecords>> {
+        let buf = backend.alloc_zeros::<u64>(GRAPH_RECORDS * SLOTS)?;
+        let base = buf.device_ptr(backend.stream()).0;
+        // The device's checks must read them, also where no checked kernel ran outside a graph.
+        backend.register_sync_check(check_pending);
+        Ok(Arc::new(GraphRecords {
+            buf,
+            base,
+            owners: Mutex::new(Vec::new()),
+            any: AtomicBool::new(false),
+            pending: AtomicBool::new(false),
+        }))
+    }
+
+    /// Sets the owners (and whether there are any).
+    fn set_owners(&self, owners: Vec<usize>) -> Vec<usize> {
+        let mut o = self.owners.lock().unwrap_or_else(|p| p.into_inner());
+        self.any.store(!owners.is_empty(), Ordering::Release);
+        std::mem::replace(&mut *o, owners)
+    }
+}
+
+/// Makes the checked launches captured on `backend` from now on take their records from
+/// `records` (from the first: a new capture of the same graph reuses them), until
+/// [`end_graph_records`].
+///
+/// Returns the records' previous owners, for [`restore_graph_records`] when the capture fails.
+pub(crate) fn begin_graph_records(backend: &CudaBackend, records: Arc<GraphRecords>) -> Vec<usize> {
+    let previous = records.set_owners(Vec::new());
+    *rings()
+        .get(backend)
+        .capture
+        .lock()
+        .unwrap_or_else(|p| p.into_inner()) = Some(records);
+    previous
+}
+
+/// Gives the records back the owners of the graph they belong to after a failed capture (an
+/// update that failed leaves the graph as it was).
+pub(crate) fn restore_graph_records(records: &GraphRecords, previous: Vec<usize>) {
+    records.set_owners(previous);
+}
+
+/// Ends [`begin_graph_records`].
+pub(crate) fn end_graph_records(backend: &CudaBackend) {
+    *rings()
+        .get(backend)
+        .capture
+        .lock()
+        .unwrap_or_else(|p| p.into_inner()) = None;
+}
+
+/// Notes that a graph using `records` was launched: the next check of the device reads them.
+#[inline]
+pub(crate) fn graph_launched(backend: &CudaBackend, records: &Arc<GraphRecords>) {
+    if !records.any.load(Ordering::Acquire) || records.pending.load(Ordering::Acquire) {
+        return;
+    }
+    queue_graph(backend, records);
+}
+
+#[cold]
+fn queue_graph(backend: &CudaBackend, records: &Arc<GraphRecords>) {
+    let dev = rings().get(backend);
+    let mut launched = dev.launched.lock().unwrap_or_else(|p| p.into_inner());
+    if !records.pending.swap(true, Ordering::AcqRel) {
+        launched.push(records.clone());
+    }
+}
+
+/// The record of a launch captured into a graph: the previous one when it was the same kernel.
+#[cold]
+fn capture_record(backend: &CudaBackend, dev: &DeviceRing, me: *mut Loaded) -> Result<u64> {
+    let capture = dev.capture.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(records) = capture.as_ref() else {
+        return Err(Error::GraphCapture {
+            what: "a checked kernel launch".into(),
+            reason: format!(
+                "cuda:{} is being captured by something other than `Graph::capture`",
+                backend.ordinal()
+            ),
+        });
+    };
+    let mut owners = records.owners.lock().unwrap_or_else(|p| p.into_inner());
+    let n = owners.len();
+    if n > 0 && owners[n - 1] == me as usize {
+        return Ok(records.base + ((n - 1) * SLOTS * 8) as u64);
+    }
+    if n == GRAPH_RECORDS {
+        return Err(Error::GraphCapture {
+            what: format!(
+                "a checked launch of a kernel after {GRAPH_RECORDS} runs of other kernels"
+            ),
+            reason: "a graph holds that many bounds-check records; split the work into several \
+                     graphs"
+                .into(),
+        });
+    }
+    owners.push(me as usize);
+    records.any.store(true, Ordering::Release);
+    Ok(records.base + (n * SLOTS * 8) as u64)
 }
 
 crate::process::process_global! {
@@ -87,6 +218,9 @@ crate::process::process_global! {
 pub(crate) fn next_record(backend: &CudaBackend, kernel: &'static Loaded) -> Result<u64> {
     let dev = rings().get(backend);
     let me = kernel as *const Loaded as *mut Loaded;
+    if backend.is_capturing() {
+        return capture_record(backend, dev, me);
+    }
     if let Some(ring) = dev.ring.get() {
         let n = ring.used.load(Ordering::Acquire);
         if n > 0 && ring.owners[n - 1].load(Ordering::Relaxed) == me {
@@ -129,6 +263,65 @@ fn new_record(backend: &CudaBackend, dev: &DeviceRing, me: *mut Loaded) -> Resul
 /// been synchronised), returns the first error, and frees the records.
 fn check_pending(backend: &CudaBackend) -> Result<()> {
     let dev = rings().get(backend);
+    let ring_hit = check_ring(backend, dev);
+    let graphs: Vec<Arc<GraphRecords>> = {
+        let mut launched = dev.launched.lock().unwrap_or_else(|p| p.into_inner());
+        launched
+            .iter()
+            .for_each(|r| r.pending.store(false, Ordering::Release));
+        std::mem::take(&mut *launched)
+    };
+    let mut first = ring_hit.err();
+    for records in graphs {
+        if let Err(e) = check_graph(backend, &records) {
+            first.get_or_insert(e);
+        }
+    }
+    match first {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Reads, reports and clears the records of a launched graph (the stream is synchronised).
+fn check_graph(backend: &CudaBackend, records: &GraphRecords) -> Result<()> {
+    let owners = records.owners.lock().unwrap_or_else(|p| p.into_inner());
+    let used = owners.len();
+    if used == 0 {
+        return Ok(());
+    }
+    let n = used * SLOTS;
+    let mut host = vec![0u64; n];
+    let stream = backend.stream();
+    stream
+        .memcpy_dtoh(&records.buf.slice(..n), &mut host[..])
+        .map_err(|e| driver_err("reading a graph's bounds-check records", e))?;
+    stream
+        .synchronize()
+        .map_err(|e| driver_err("reading a graph's bounds-check records", e))?;
+    let hit = host
+        .chunks_exact(SLOTS)
+        .zip(owners.iter())
+        .find(|(rec, _)| rec[0] != 0)
+        .map(|(rec, &owner)| {
+            // SAFETY: owners are leaked, never-freed function-table entries.
+            match unsafe { (owner as *const Loaded).as_ref() } {
+                Some(k) => decode(rec, k.kernel, k.array_names),
+                None => decode(rec, "a kernel", &[]),
+            }
+        });
+    let Some(oob) = hit else {
+        return Ok(());
+    };
+    // SAFETY: the first `n` slots of the graph's own buffer, zeroed in stream order; no replay
+    // can run concurrently with this check on the one stream.
+    unsafe { cudarc::driver::result::memset_d8_async(records.base, 0, n * 8, stream.cu_stream()) }
+        .map_err(|e| driver_err("clearing a graph's bounds-check records", e))?;
+    Err(oob.into())
+}
+
+/// Reads the device ring's records (see [`check_pending`]).
+fn check_ring(backend: &CudaBackend, dev: &DeviceRing) -> Result<()> {
     let Some(ring) = dev.ring.get() else {
         return Ok(());
     };

@@ -6,6 +6,7 @@ use super::config::{self, IntoLaunchConfig, LaunchConfig};
 use super::cpu::{self, CpuArg};
 use super::info::{KernelInfo, ParamKind};
 use super::{cuda, profile};
+use crate::backend::cpu_capture;
 use crate::backend::cuda::CudaBackend;
 use crate::device::{default_device, Device};
 use crate::error::{Error, Result};
@@ -40,6 +41,7 @@ fn launch_resolved(
 ) -> Result<()> {
     check_args(info, args)?;
     match target(info.name, args)? {
+        None if cpu_capture::is_capturing() => record_cpu(info, config, args),
         None => {
             let timer = profile::cpu_timer();
             let result = run_cpu(info, config, args);
@@ -170,7 +172,56 @@ pub(crate) fn array_id(info: &KernelInfo, param: usize) -> u32 {
     }
 }
 
+/// Records a CPU launch into the graph being captured on this thread (host arrays cannot be
+/// recorded: their memory is not gpukit's to keep alive).
+#[cold]
+fn record_cpu(info: &KernelInfo, config: &LaunchConfig, args: &mut [KernelArg<'_>]) -> Result<()> {
+    if args.iter().any(|a| matches!(a.repr, ArgRepr::Host(_))) {
+        return Err(Error::GraphCapture {
+            what: format!(
+                "launching `{}` with host arrays (ndarray, Vec or slices)",
+                info.name
+            ),
+            reason: "a graph replays launches on the buffers it captured, and host arrays are \
+                     copied per launch; pass gpukit Arrays"
+                .into(),
+        });
+    }
+    let cpu_args = cpu_args(info, args);
+    let buffers: Vec<u64> = cpu_args
+        .iter()
+        .filter(|a| !a.ptr.is_null())
+        .map(|a| a.ptr as u64)
+        .collect();
+    crate::kernel::graph::keep::note(&buffers);
+    let (info, config) = (*info, *config);
+    let op = cpu_capture::record(Box::new(move || {
+        let timer = profile::cpu_timer();
+        let result = cpu::run(&info, &config, cpu_args.clone());
+        profile::finish_cpu(timer, info.name);
+        result
+    }));
+    match op {
+        None => Ok(()),
+        // Not capturing after all (cannot happen: checked on this thread just before): run it.
+        Some(mut op) => op(),
+    }
+}
+
 fn run_cpu(info: &KernelInfo, config: &LaunchConfig, args: &mut [KernelArg<'_>]) -> Result<()> {
+    let result = cpu::run(info, config, cpu_args(info, args));
+    for a in args.iter_mut() {
+        if let ArgRepr::Host(h) = &mut a.repr {
+            if h.mutable {
+                h.finish();
+            }
+        }
+    }
+    result
+}
+
+/// The CPU executor's view of `args`.
+fn cpu_args(info: &KernelInfo, args: &[KernelArg<'_>]) -> Vec<CpuArg> {
     let mut cpu_args = Vec::with_capacity(args.len());
     for (i, a) in args.iter().enumerate() {
         let id = array_id(info, i);
@@ -203,15 +254,7 @@ fn run_cpu(info: &KernelInfo, config: &LaunchConfig, args: &mut [KernelArg<'_>])
             },
         });
     }
-    let result = cpu::run(info, config, cpu_args);
-    for a in args.iter_mut() {
-        if let ArgRepr::Host(h) = &mut a.repr {
-            if h.mutable {
-                h.finish();
-            }
-        }
-    }
-    result
+    cpu_args
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! `launch!`: the Numba-style launch syntax.
+//! `launch!`: the Numba-style launch syntax; `graph!`: a block captured into a graph.
 
 /// Launches a kernel: `launch!(foo[blocks, threads](args...))`, as Numba's
 /// `foo[blocks, threads](args...)`.
@@ -50,5 +50,45 @@ macro_rules! __launch_arity {
     }};
     ($k:path, $cfg:expr, ($($arg:expr),*), [$tr:ident $($rest:ident)*], [$first:tt $($more:tt)*]) => {
         $crate::__launch_arity!($k, $cfg, ($($arg),*), [$($rest)*], [$($more)*])
+    };
+}
+
+/// Captures a block into a [`Graph`](crate::Graph) on the default device:
+/// `graph! { stmts }` is `Graph::capture(|| { stmts; Ok(()) })`, with `?` usable inside; the
+/// block's last expression, if it has one, must be `()` or a `gpukit::Result<()>` (a launch
+/// without `;`). `graph!(on DEVICE; stmts)` captures on `DEVICE` (a `&Device`).
+///
+/// ```no_run
+/// use gpukit::prelude::*;
+///
+/// #[kernel]
+/// fn scale(a: &mut [f32], s: f32) {
+///     let i = grid(1);
+///     if i < a.len() {
+///         a[i] *= s;
+///     }
+/// }
+///
+/// # fn main() -> gpukit::Result<()> {
+/// let mut a = Array::<f32>::ones(1000)?;
+/// let g = graph! {
+///     launch!(scale[4, 256](&mut a, 2.0))?;
+///     a.add_in_place(1.0)?;
+/// }?;
+/// g.launch_n(10)?;
+/// # Ok(())
+/// # }
+/// ```
+#[macro_export]
+macro_rules! graph {
+    (on $device:expr; $($body:tt)*) => {
+        $crate::Graph::capture_on($device, || -> $crate::Result<()> {
+            $crate::__private::GraphStep::into_step({ $($body)* })
+        })
+    };
+    ($($body:tt)*) => {
+        $crate::Graph::capture(|| -> $crate::Result<()> {
+            $crate::__private::GraphStep::into_step({ $($body)* })
+        })
     };
 }

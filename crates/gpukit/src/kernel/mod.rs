@@ -7,7 +7,7 @@
 //! Modules, one concept each: `config` (grid and block sizes), `info` (what the macros
 //! generate), `args` (what a launch accepts), `launch` (argument checks and dispatch), `cpu`
 //! (the CPU executor), `cuda` (the CUDA launch path), `bounds` (out-of-bounds reports of CUDA
-//! kernels), `module` (raw CUDA C), `profile` (per-kernel times),
+//! kernels), `module` (raw CUDA C), `profile` (per-kernel times), `graph` (capture and replay),
 //! `source` (PTX and source of a kernel), `views` (the
 //! `View2`/`View3` parameter types) and `macros` (`launch!`).
 
@@ -16,6 +16,7 @@ pub(crate) mod bounds;
 pub(crate) mod config;
 pub(crate) mod cpu;
 pub(crate) mod cuda;
+pub mod graph;
 pub(crate) mod info;
 pub(crate) mod launch;
 mod macros;
@@ -30,9 +31,10 @@ pub(crate) mod views;
 /// Public items re-exported at the crate root and in the prelude.
 pub mod exports {
     pub use super::config::{Dim3, IntoDim3, IntoLaunchConfig, LaunchConfig};
+    pub use super::graph::{Graph, GraphUpdate};
     pub use super::module::{CudaKernel, Module};
     pub use super::profile::{self, ProfileRecord};
     pub use super::resources::{KernelResources, Occupancy};
     pub use super::views::{View2, View3};
-    pub use crate::launch;
+    pub use crate::{graph, launch};
 }

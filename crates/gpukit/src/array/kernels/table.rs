@@ -203,7 +203,10 @@ pub(super) fn load(
 ) -> Result<&'static Loaded> {
     let (program, source) = k.module().program();
     let name = k.name();
-    let func = backend.compile(&program, &source)?.function(&name)?;
+    // Possibly inside a graph capture: loading is not stream work (see
+    // `CudaBackend::outside_capture_rules`).
+    let func =
+        backend.outside_capture_rules(|| backend.compile(&program, &source)?.function(&name))?;
     let _ = slot.set(Loaded { func, name });
     Ok(slot.get().expect("set just above"))
 }

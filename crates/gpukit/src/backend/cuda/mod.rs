@@ -6,6 +6,7 @@
 //! is missing (it would panic).
 
 mod cache_dir;
+mod capture;
 mod code;
 mod fault;
 mod kernel_cache;
@@ -19,6 +20,7 @@ mod properties;
 pub(crate) mod staging;
 
 pub(crate) use cache_dir::cache_dir;
+pub(crate) use capture::{destroy_exec, destroy_graph, graph_nodes};
 pub use code::{CodeFormat, CodeOrigin, LoadedCode};
 pub(crate) use fault::{driver_err, unusable};
 pub(crate) use modules::{clear_memory_caches, CompiledModule};
@@ -32,6 +34,7 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DriverError};
 use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// One CUDA device: context, its one non-default stream, module cache, pending error.
@@ -46,6 +49,8 @@ pub(crate) struct CudaBackend {
     staging: staging::Buffers,
     modules: Mutex<HashMap<String, Arc<CompiledModule>>>,
     pending: Mutex<Option<Error>>,
+    /// Set while the stream is being captured into a graph ([`capture`]).
+    capturing: AtomicBool,
     /// Reports errors that kernels recorded on the device (out-of-bounds indices), run after
     /// every synchronisation; registered by the kernel layer at its first checked launch.
     sync_check: OnceLock<SyncCheck>,
@@ -145,6 +150,7 @@ impl CudaBackend {
             staging: staging::Buffers::default(),
             modules: Mutex::new(HashMap::new()),
             pending: Mutex::new(None),
+            capturing: AtomicBool::new(false),
             sync_check: OnceLock::new(),
             generation: NEXT_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             lost: OnceLock::new(),
@@ -216,6 +222,7 @@ impl CudaBackend {
     /// recorded stay for the next [`CudaBackend::synchronize`].
     pub(crate) fn trim_pool(&self) -> Result<usize> {
         self.ensure_usable()?;
+        self.forbid_in_capture("trimming the memory pool")?;
         let Some(pool) = &self.pool else {
             return Ok(0);
         };
@@ -245,6 +252,7 @@ impl CudaBackend {
     /// The contents are unspecified until written.
     pub(crate) unsafe fn alloc<T: Element>(&self, len: usize) -> Result<CudaSlice<T>> {
         self.ensure_usable()?;
+        self.forbid_in_capture("allocating device memory (a new array or a temporary)")?;
         let requested = len
             .checked_mul(std::mem::size_of::<T>())
             .ok_or_else(|| self.oom(usize::MAX))?;
@@ -310,6 +318,7 @@ impl CudaBackend {
     /// Copies host data into the start of an existing device buffer (see [`CudaBackend::upload`]).
     pub(crate) fn upload_into<T: Element>(&self, data: &[T], dst: &mut CudaSlice<T>) -> Result<()> {
         self.ensure_usable()?;
+        self.forbid_in_capture("copying host data to the device")?;
         if data.len() > dst.len() {
             return Err(Error::Other(format!(
                 "internal: copy of {} elements into a buffer of {}",
@@ -382,6 +391,7 @@ impl CudaBackend {
         len: usize,
     ) -> Result<(cudarc::driver::sys::CUdeviceptr, usize)> {
         self.ensure_usable()?;
+        self.forbid_in_capture("copying device data to the host")?;
         start
             .checked_add(len)
             .filter(|&e| e <= slice.len())
@@ -413,6 +423,7 @@ impl CudaBackend {
     /// (through the registered [`SyncCheck`]).
     pub(crate) fn synchronize(&self) -> Result<()> {
         self.ensure_usable()?;
+        self.forbid_in_capture("waiting for the device (a synchronisation)")?;
         self.stream
             .synchronize()
             .map_err(|e| self.fault_err("synchronizing the stream", e))?;

@@ -121,6 +121,7 @@ impl super::CudaBackend {
         len: usize,
         dst: sys::CUdeviceptr,
     ) -> Result<()> {
+        self.forbid_in_capture("copying pinned host memory to the device")?;
         if len == 0 {
             return Ok(());
         }
@@ -157,6 +158,7 @@ impl super::CudaBackend {
         dst: &mut PinnedAlloc,
         len: usize,
     ) -> Result<()> {
+        self.forbid_in_capture("copying device data to pinned host memory")?;
         if len == 0 {
             return Ok(());
         }

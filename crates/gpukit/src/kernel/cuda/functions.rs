@@ -227,7 +227,10 @@ pub(super) fn load_function(
     symbol: &str,
     source: &str,
 ) -> Result<&'static Loaded> {
-    let module = backend.compile(symbol, source)?.function(symbol)?;
+    // A kernel first launched inside a graph capture is compiled and loaded here: loading is
+    // not stream work, which the capture's thread-local mode would refuse.
+    let module =
+        backend.outside_capture_rules(|| backend.compile(symbol, source)?.function(symbol))?;
     Ok(table.publish(Loaded {
         key,
         func: module.cu_function(),

@@ -115,6 +115,10 @@ fn launch_with_host_args(
     args: &mut [KernelArg<'_>],
     trailing: impl FnOnce(&mut Params) -> Result<()>,
 ) -> Result<()> {
+    // A graph replays launches on the buffers it captured; host arrays are copied per launch.
+    backend.forbid_in_capture(&format!(
+        "launching `{name}` with host arrays (ndarray, Vec or slices; pass gpukit Arrays)"
+    ))?;
     notice_host_copies(name, backend);
     let mut staged: Vec<(usize, CudaSlice<u8>)> = Vec::new();
     for (i, a) in args.iter().enumerate() {
@@ -188,7 +192,7 @@ thread_local! {
 /// read-modify-write on a shared cache line); a launch leaves that check to the next
 /// synchronisation, which goes through `bind_to_thread` and so still reports such errors.
 #[inline]
-fn make_current(backend: &CudaBackend) -> Result<bool> {
+pub(crate) fn make_current(backend: &CudaBackend) -> Result<bool> {
     if BOUND.with(Cell::get) == backend.generation() {
         return Ok(true);
     }
@@ -197,7 +201,7 @@ fn make_current(backend: &CudaBackend) -> Result<bool> {
 
 /// Asks the driver for the current context and sets `backend`'s if it differs.
 #[cold]
-fn bind(backend: &CudaBackend) -> Result<()> {
+pub(crate) fn bind(backend: &CudaBackend) -> Result<()> {
     use cudarc::driver::result::ctx;
     let want = backend.context().cu_ctx();
     BOUND.with(|b| b.set(0));
@@ -223,7 +227,14 @@ fn raw_launch(
 ) -> Result<()> {
     backend.ensure_usable()?;
     let trusted = make_current(backend)?;
-    let events = profile::cuda_begin(backend)?;
+    let events = if backend.is_capturing() {
+        // Captured into a graph: its buffers are noted for the graph's keeper, and it is not
+        // timed now (a replay of the graph is).
+        super::graph::note_params(&params.values());
+        None
+    } else {
+        profile::cuda_begin(backend)?
+    };
     let pointers = params.pointers();
     let mut launched = cu_launch(backend, func, config, pointers);
     if trusted && launched.is_err() {

@@ -45,6 +45,18 @@ impl Params {
         self.n += 1;
     }
 
+    /// The values pushed so far, in order.
+    pub(super) fn values(&self) -> Vec<u64> {
+        let inline = self.n.min(INLINE);
+        // SAFETY: the first `inline` values were written by `push`.
+        let mut v: Vec<u64> = self.vals[..inline]
+            .iter()
+            .map(|x| unsafe { x.assume_init() })
+            .collect();
+        v.extend_from_slice(&self.spill_vals);
+        v
+    }
+
     /// The pointer array; valid while `self` is neither moved nor changed.
     #[inline]
     pub(super) fn pointers(&mut self) -> &mut [*mut c_void] {
