@@ -101,6 +101,12 @@ class Forwarder:
                              content.get("traceback"))
         return None
 
+    def payloads(self, reply: dict) -> None:
+        """Shows the pager payloads of an execute reply (``%doc``) as the cell's output."""
+        for p in reply.get("payload") or []:
+            if p.get("source") == "page" and p.get("data"):
+                self.publish(p["data"], {}, transient=None)
+
     def show_error_text(self, err: RustError) -> None:
         """Writes an error's traceback lines to stderr (when it is shown, not raised)."""
         self.stderr("\n".join(err.traceback) + "\n")

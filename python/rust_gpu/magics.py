@@ -27,6 +27,7 @@ KERNEL_LINE_MAGICS = {
     "kernelinfo": "%kernelinfo NAME: registers, memory, spills and occupancy of a kernel on the GPU",
     "sass": "%sass NAME: the machine code (SASS) of a kernel, via cuobjdump",
     "source": "%source [--full] NAME: the CUDA C++ source of a kernel (--full: with gpukit's prelude)",
+    "doc": "%doc NAME: the documentation of a Rust item (e.g. %doc Vec::new)",
     "lsmagic": "list the evcxr_gpu kernel's magics",
 }
 #: Cell magics of the evcxr_gpu kernel (``CELL_MAGICS`` in crates/evcxr_gpu/src/magics/mod.rs).

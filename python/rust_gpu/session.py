@@ -101,6 +101,7 @@ class RustSession:
             self._interrupt(msg_id, forwarder)
             raise
         reply = self._reply(msg_id)
+        forwarder.payloads(reply)
         if not errors and reply.get("status") == "error":
             errors.append(RustError(str(reply.get("ename", "Error")), str(reply.get("evalue", "")),
                                     reply.get("traceback")))

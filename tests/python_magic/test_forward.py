@@ -120,3 +120,12 @@ def test_default_streams_write_to_current_sys_streams(monkeypatch, capsys):
     f.handle(msg("stream", name="stderr", text="err\n"))
     captured = capsys.readouterr()
     assert (captured.out, captured.err) == ("out\n", "err\n")
+
+
+def test_pager_payloads_of_the_reply_are_shown():
+    s = Sink()
+    doc = {"text/plain": "pub fn new() -> Vec<T>"}
+    s.fwd.payloads({"status": "ok", "payload": [{"source": "page", "data": doc, "start": 0},
+                                                {"source": "set_next_input", "text": "x"}]})
+    s.fwd.payloads({"status": "ok"})
+    assert s.calls == [("publish", doc, {}, None, False)]
