@@ -1,9 +1,10 @@
 //! The CUDA backend (through cudarc): one context and one stream per device, allocation,
-//! NVRTC compilation with a PTX cache, loaded modules, device properties.
+//! NVRTC compilation with a PTX cache, loaded modules, device properties, cuBLAS (`blas`).
 //!
 //! Every entry point checks [`probe`] first, so cudarc is never asked to load a library that
 //! is missing (it would panic).
 
+pub(crate) mod blas;
 mod fault;
 mod nvrtc;
 pub(crate) mod pinned;
@@ -17,7 +18,7 @@ pub(crate) use fault::{driver_err, unusable};
 #[allow(unused_imports)]
 pub(crate) use nvrtc::{cache_dir, compile_cubin, compile_ptx, nvrtc_version, ptx_entries};
 #[allow(unused_imports)]
-pub(crate) use probe::{nvrtc_probe, probe};
+pub(crate) use probe::{cublas_probe, nvrtc_probe, probe};
 pub use properties::CudaProperties;
 
 use crate::element::Element;
@@ -81,6 +82,8 @@ pub(crate) struct CudaBackend {
     /// Pinned buffers that large pageable transfers are staged through (allocated on first use).
     staging: staging::Buffers,
     modules: Mutex<HashMap<String, Arc<CompiledModule>>>,
+    /// The cuBLAS handle on `stream`, created at first use (`blas::CudaBackend::blas`).
+    blas: Mutex<Option<Arc<cudarc::cublas::CudaBlas>>>,
     pending: Mutex<Option<Error>>,
     /// Reports errors that kernels recorded on the device (out-of-bounds indices), run after
     /// every synchronisation; registered by the kernel layer at its first checked launch.
@@ -180,6 +183,7 @@ impl CudaBackend {
             pool,
             staging: staging::Buffers::default(),
             modules: Mutex::new(HashMap::new()),
+            blas: Mutex::new(None),
             pending: Mutex::new(None),
             sync_check: OnceLock::new(),
             generation: NEXT_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
