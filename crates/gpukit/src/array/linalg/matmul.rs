@@ -122,7 +122,7 @@ fn cpu_gemm<T: BlasElement>(plan: &Plan, a: &[T], b: &[T], c: &mut [T], alpha: T
 }
 
 /// A dimension as cuBLAS's `int`, or an error naming it.
-fn dim(what: &str, v: usize) -> Result<c_int> {
+pub(super) fn dim(what: &str, v: usize) -> Result<c_int> {
     c_int::try_from(v).map_err(|_| {
         Error::Shape(format!(
             "matmul: {what} = {v} is larger than cuBLAS accepts ({})",

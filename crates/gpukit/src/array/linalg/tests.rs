@@ -242,6 +242,16 @@ fn bad_shapes_and_devices_are_errors() {
 }
 
 #[test]
+fn dimensions_past_cublas_int_are_errors() {
+    assert_eq!(super::matmul::dim("k", 4096).unwrap(), 4096);
+    let e = super::matmul::dim("k", 1 << 31).unwrap_err();
+    assert!(
+        matches!(e, Error::Shape(_)) && e.to_string().contains("k = 2147483648"),
+        "{e}"
+    );
+}
+
+#[test]
 fn operands_on_different_devices_are_refused() {
     let Some((device, _turn)) = gpu() else {
         return;
