@@ -6,7 +6,26 @@ use crate::array::Array;
 use crate::device::Device;
 use crate::element::Element;
 use crate::error::Error;
-use crate::testing::serial_gpu_or_skip as gpu;
+use std::sync::MutexGuard;
+
+/// The GPU (with the test lock held) where cuBLAS can be used too; otherwise `None` after a
+/// `skipped:` line, or a failure where `GPUKIT_TEST_REQUIRE_GPU=1` (see `crate::testing`).
+fn gpu() -> Option<(Device, MutexGuard<'static, ()>)> {
+    use crate::testing::{decide, Decision, Need};
+    let found = crate::testing::serial_gpu_or_skip()?;
+    let Err(why) = crate::backend::cuda::cublas_probe() else {
+        return Some(found);
+    };
+    let var = std::env::var(Need::Gpu.variable()).ok();
+    match decide(Need::Gpu, Some(&why), var.as_deref()) {
+        Decision::Skip(line) => {
+            println!("{line}");
+            None
+        }
+        Decision::Run => Some(found),
+        Decision::Fail(message) => panic!("{message}"),
+    }
+}
 
 /// Every shape case: 1-D·1-D, 2-D×2-D, 2-D×1-D, 1-D×2-D, batched (equal, one side
 /// broadcast, missing dimensions, mixed broadcasts), odd sizes (1×1, k = 1, 0-size dims).
