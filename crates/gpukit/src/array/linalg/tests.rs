@@ -223,6 +223,37 @@ fn epilogue_scales_and_adds() {
 }
 
 #[test]
+fn a_shorter_c_repeats_over_the_leading_dimensions() {
+    let cpu = Device::Cpu;
+    let (a, b) = (
+        array::<f64>(&[2, 3, 4], 1, &cpu),
+        array::<f64>(&[4, 5], 2, &cpu),
+    );
+    let ab = a.matmul(&b).unwrap().to_vec().unwrap();
+    for csh in [&[5usize][..], &[3, 5], &[]] {
+        let c = array::<f64>(csh, 3, &cpu);
+        let cv = c.to_vec().unwrap();
+        let y = matmul_add(&a, &b, &c, 1.0, 2.0).unwrap();
+        assert_eq!(y.shape(), &[2, 3, 5]);
+        for (i, v) in y.to_vec().unwrap().iter().enumerate() {
+            let want = ab[i] + 2.0 * cv[i % cv.len()];
+            assert!((v - want).abs() < 1e-12, "{csh:?} [{i}]: {v} vs {want}");
+        }
+    }
+    let e = matmul_add(&a, &b, &array::<f64>(&[3, 1], 3, &cpu), 1.0, 1.0).unwrap_err();
+    assert!(e.to_string().contains("one of its suffixes"), "{e}");
+    let empty = matmul_add(
+        &array::<f64>(&[0, 4], 1, &cpu),
+        &b,
+        &array::<f64>(&[5], 3, &cpu),
+        1.0,
+        1.0,
+    )
+    .unwrap();
+    assert_eq!(empty.shape(), &[0, 5]);
+}
+
+#[test]
 fn bad_shapes_and_devices_are_errors() {
     let cpu = Device::Cpu;
     let a = Array::<f32>::ones_on([3, 4], &cpu).unwrap();
@@ -258,6 +289,9 @@ fn bad_shapes_and_devices_are_errors() {
         "{e}"
     );
     assert!(matmul_add(&a, &four, &c, 1.0, 1.0).is_ok());
+    let mut wrong = Array::<f32>::ones_on(3, &cpu).unwrap();
+    let e = matmul_add_into(&a, &four, &mut wrong, 1.0, 1.0).unwrap_err();
+    assert!(e.to_string().contains("C has shape (3,) but"), "{e}");
 }
 
 #[test]
@@ -323,6 +357,12 @@ fn gpu_matches_cpu_in_every_case() {
     }
 }
 
+fn y_shape(a: &Array<f64>, b: &Array<f64>) -> Vec<usize> {
+    super::plan::Plan::new("matmul", a.shape(), b.shape())
+        .unwrap()
+        .out_shape
+}
+
 #[test]
 fn gpu_epilogue_matches_cpu() {
     let Some((device, _turn)) = gpu() else {
@@ -333,6 +373,9 @@ fn gpu_epilogue_matches_cpu() {
         (&[4, 5, 6], &[6, 3], &[4, 5, 3]),
         (&[2, 1, 3, 4], &[3, 4, 5], &[2, 3, 3, 5]),
         (&[3, 0], &[0, 2], &[3, 2]),
+        (&[33, 20], &[20, 17], &[17]),
+        (&[4, 5, 6], &[6, 3], &[5, 3]),
+        (&[4, 5, 6], &[6, 3], &[]),
     ] {
         let on = |d: &Device| {
             let (a, b, c) = (
@@ -341,7 +384,12 @@ fn gpu_epilogue_matches_cpu() {
                 array::<f64>(csh, 3, d),
             );
             let y = matmul_add(&a, &b, &c, 1.5, -2.0).unwrap().to_vec().unwrap();
-            let mut c = c;
+            // In place where C has the result's shape (a repeated C has no room for it).
+            let mut c = if c.shape() == y_shape(&a, &b).as_slice() {
+                c
+            } else {
+                a.matmul(&b).unwrap()
+            };
             matmul_add_into(&a, &b, &mut c, 0.5, 3.0).unwrap();
             (y, c.to_vec().unwrap())
         };
