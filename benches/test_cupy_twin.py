@@ -180,6 +180,20 @@ class UnderFakeCupy(unittest.TestCase):
             self.fake.sum = real
         self.assertGreater(r["verify"]["failed"], 0)
 
+    def test_a_wrong_product_fails_its_check(self):
+        # a matmul off by 1e-3 (say TF32 rounding) or with one element wrong fails every call
+        for wrong in (lambda c: c * 1.001, lambda c: c.__setitem__((0, 0), c[0, 0] + 1) or c):
+            self.fake.ndarray.__matmul__ = lambda x, y, wrong=wrong: wrong(np.matmul(x, y))
+            try:
+                rows = self.rows(only="matmul (")
+            finally:
+                del self.fake.ndarray.__matmul__
+            self.assertEqual(len(rows), 2)
+            for r in rows:
+                self.assertEqual(r["verify"]["failed"], r["verify"]["checked"], r["name"])
+        rows = self.rows(only="matmul (")  # and the real product passes
+        self.assertTrue(all(r["verify"]["failed"] == 0 for r in rows))
+
     def test_spin_fallback_when_the_driver_refuses(self):
         self.ct._driver_wait_value32 = lambda: (lambda *a: 801)  # CUDA_ERROR_NOT_SUPPORTED
         (r,) = self.rows(only="ones")
