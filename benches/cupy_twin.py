@@ -648,8 +648,8 @@ def run_all(warmup: int, reps: int, only: str | None, emit):
                         lambda c: checker.compare(c, ref, tol),
                         setup=lambda: poison_pool(cp, (MATMUL_N, MATMUL_N), dtype, np.nan, POOL_POISON))
             emit(row(name, m, how(), check, 3 * MATMUL_N * MATMUL_N * a.itemsize, "rw",
-                     note="cuBLAS GEMM, compute-bound (2n^3 flops): the byte rate and % of ceiling say little; "
-                          "reference exact in float64, float32 checked to 1e-4 relative"))
+                     note="cuBLAS GEMM, compute-bound (2n^3 flops: benchlib adds TFLOP/s and % of the GEMM "
+                          "ceiling); reference exact in float64, float32 checked to 1e-4 relative"))
             del a, b, ref
         del a_host, b_host, ref_host
 

@@ -792,8 +792,8 @@ fn matmul_row<T: CheckElem + gpukit::linalg::MatmulElement>(
         check,
         (3 * n * n * std::mem::size_of::<T>()) as f64,
         "rw",
-        "cuBLAS GEMM, compute-bound (2n^3 flops): the byte rate and % of ceiling say little; \
-         reference exact in float64, float32 checked to 1e-4 relative",
+        "cuBLAS GEMM, compute-bound (2n^3 flops: benchlib adds TFLOP/s and % of the GEMM \
+         ceiling); reference exact in float64, float32 checked to 1e-4 relative",
     ))
 }
 
