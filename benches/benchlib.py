@@ -33,10 +33,14 @@ ROOT = HERE.parent
 NOT_YET = [
     ("sort (float64, 10000x5000, last axis)", "gpukit has no sort yet"),
     ("SVD (float64, 1000x1000)", "gpukit has no SVD (cuSOLVER) yet"),
-    ("matmul (float32, 8192^2)", "gpukit has no matmul (cuBLAS) yet"),
-    ("matmul (float64, 8192^2)", "gpukit has no matmul (cuBLAS) yet"),
+    ("matmul (float32, 8192^2)", "measured at 4096^2 so far (rows `matmul (float32, 4096^2)`)"),
+    ("matmul (float64, 8192^2)", "measured at 4096^2 so far (rows `matmul (float64, 4096^2)`)"),
     ("random (float64, 10000x5000)", "gpukit has no random (cuRAND) yet"),
 ]
+
+#: The matmul rows: (n, dtype) of their n x n product (2n^3 flops), for their TFLOP/s and their
+#: percentage of the GEMM ceiling (CuPy's cuBLAS 8192^2 of the same dtype, measured in the same run).
+GEMM_ROWS = {"matmul (float32, 4096^2)": (4096, "float32"), "matmul (float64, 4096^2)": (4096, "float64")}
 
 
 def median(values):
@@ -257,8 +261,13 @@ def collect(lines: list[dict], facts: dict, plan: dict) -> dict:
                 row["pct_of_ceiling"] = 100 * row["value"] / ceiling_gbps[which]
             if access in ("rw", "w", "r") and ceiling_gbps.get("copy"):
                 row["pct_of_copy_ceiling"] = 100 * row["value"] / ceiling_gbps["copy"]
+        if name in GEMM_ROWS and g_ms:
+            n, dt = GEMM_ROWS[name]
+            row["tflops"] = 2 * n ** 3 / (g_ms * 1e-3) / 1e12
+            gemm = ceil.get(f"gemm_tflops_{dt}")
+            row["pct_of_gemm_ceiling"] = 100 * row["tflops"] / gemm if gemm else None
         for k in ("gpukit_ms", "cupy_ms", "ratio", "wall_ratio", "value", "pct_of_ceiling", "pct_of_copy_ceiling",
-                  "gpukit_wall_ms", "cupy_wall_ms", "cudarc_ms", "cudarc_wall_ms", "ratio_vs_cudarc", "ceiling_gbps"):
+                  "tflops", "pct_of_gemm_ceiling", "gpukit_wall_ms", "cupy_wall_ms", "cudarc_ms", "cudarc_wall_ms", "ratio_vs_cudarc", "ceiling_gbps"):
             if isinstance(row.get(k), float):
                 row[k] = round(row[k], 6 if row[k] < 1 else 4)
         rows.append(row)
@@ -472,6 +481,9 @@ def readme(results: dict | None, cpu: dict | None) -> str:
             pct = fmt(r.get("pct_of_ceiling"))
             if r.get("pct_of_ceiling") is not None and r.get("ceiling"):
                 pct += f" ({r['ceiling'].replace('_pinned', ' link')})"
+            if r.get("tflops") is not None:  # a GEMM: compute, not bytes, is what limits it
+                rate = f"{fmt(r['tflops'])} TFLOP/s"
+                pct = f"{fmt(r.get('pct_of_gemm_ceiling'))} (cuBLAS GEMM 8192²)"
             rd = r.get("cudarc_ms")
             rd = rd * 1e3 if per and rd is not None else rd
             ref = (f"{fmt(rd)}{' µs' if per else ''}{'' if r.get('cudarc_check_ok') else ' (MISMATCH)'}"

@@ -33,6 +33,8 @@ LESSON5_SHAPE = (1000, 500, 500)
 FIZZBUZZ_N = 50_000_000
 BLUR_SHAPE = (8192, 8192, 4)
 LAUNCHES = 20_000
+#: Side of the square matrices of the matmul rows.
+MATMUL_N = 4096
 #: GEMM size of the ceilings.
 GEMM_N = 8192
 #: Bytes per "GiB" of the memory ceilings' buffer sizes (tests shrink it).
@@ -409,6 +411,15 @@ def reduction_refs(start: int, n: int) -> list[float]:
     return [float(total), (2 * start + n - 1) / 2, float(start + n - 1)]
 
 
+def matmul_inputs_host(n):
+    """The matmul rows' A and B (n x n, float64), as gpukit-bench's `matmul_input_at`:
+    (i mod 251) / 256 and (i mod 253) / 256 for C-order index i. Multiples of 2^-8 below 1, exact
+    in float32 and float64, so every sum of n <= 4096 products is exact in float64."""
+    import numpy as np
+    i = np.arange(n * n, dtype=np.int64)
+    return ((i % 251) / 256.0).reshape(n, n), ((i % 253) / 256.0).reshape(n, n)
+
+
 def poison_pool(cp, shape, dtype, value, count):
     """Fills `count` new arrays with `value` and frees them: the blocks CuPy's pool hands to the
     next allocations of that size hold poison, not the last call's result."""
@@ -664,6 +675,24 @@ def run_all(warmup: int, reps: int, only: str | None, emit):
 
     if wants(FIRST_LAUNCH_COLD) or wants(FIRST_LAUNCH_WARM):
         run_first_launch(cp, reps, wants, emit)
+    matmuls = (("matmul (float32, 4096^2)", cp.float32, 1e-4), ("matmul (float64, 4096^2)", cp.float64, 1e-12))
+    if any(wants(x[0]) for x in matmuls):
+        a_host, b_host = matmul_inputs_host(MATMUL_N)
+        ref_host = a_host @ b_host  # numpy on the host, exact in float64 (see matmul_inputs_host)
+        for name, dtype, tol in matmuls:
+            if not wants(name):
+                continue
+            a, b = cp.asarray(a_host.astype(dtype)), cp.asarray(b_host.astype(dtype))
+            ref = cp.asarray(ref_host.astype(dtype))
+            check = summary(a @ b)
+            m = measure(cp, bracket, warmup, reps, FULL_CHECK, lambda: a @ b,
+                        lambda c: checker.compare(c, ref, tol),
+                        setup=lambda: poison_pool(cp, (MATMUL_N, MATMUL_N), dtype, np.nan, POOL_POISON))
+            emit(row(name, m, how(), check, 3 * MATMUL_N * MATMUL_N * a.itemsize, "rw",
+                     note="cuBLAS GEMM, compute-bound (2n^3 flops: benchlib adds TFLOP/s and % of the GEMM "
+                          "ceiling); reference exact in float64, float32 checked to 1e-4 relative"))
+            del a, b, ref
+        del a_host, b_host, ref_host
 
     transfers = (
         "to_device 2 GiB (pageable host memory)",

@@ -182,6 +182,20 @@ class Collect(unittest.TestCase):
         o = {r["name"]: r for r in self.collect(lines)["rows"]}[ONES]
         self.assertEqual(o["ceiling"], "copy")
 
+    def test_matmul_rows_get_tflops_and_pct_of_the_gemm_ceiling(self):
+        name = "matmul (float32, 4096^2)"
+        extra = [line("gpukit", name, [2.0], [2.1], [1.0], nbytes=3 * 4 * 4096 ** 2, access="rw"),
+                 line("cupy", name, [2.2], [2.3], [1.0], nbytes=3 * 4 * 4096 ** 2, access="rw")]
+        rows = {r["name"]: r for r in self.collect(self.lines() + extra)["rows"]}
+        m = rows[name]
+        self.assertAlmostEqual(m["tflops"], 2 * 4096 ** 3 / 2e-3 / 1e12, places=3)
+        self.assertAlmostEqual(m["pct_of_gemm_ceiling"], 100 * m["tflops"] / 51.27, places=2)
+        self.assertNotIn("tflops", rows[A2])
+        res = self.collect(self.lines() + extra)
+        table = [x for x in benchlib.readme(res, None).splitlines() if x.startswith(f"| {name}")]
+        self.assertIn("68.7 TFLOP/s", table[0])
+        self.assertIn("(cuBLAS GEMM 8192²)", table[0])
+
     def test_gemm_errors_keep_their_real_value(self):
         res = self.collect()
         c = res["ceilings"]

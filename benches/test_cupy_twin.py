@@ -98,7 +98,7 @@ class HostCompare(unittest.TestCase):
 class UnderFakeCupy(unittest.TestCase):
     #: gpukit-bench's DRY sizes, so the summaries can be compared with its dry run
     SIZES = {"N": 1 << 14, "LESSON5_SHAPE": (10, 20, 30), "FIZZBUZZ_N": 3000, "BLUR_SHAPE": (40, 24, 4),
-             "LAUNCHES": 20, "GEMM_N": 64, "GIB": 1 << 16}
+             "LAUNCHES": 20, "GEMM_N": 64, "MATMUL_N": 37, "GIB": 1 << 16}
 
     def setUp(self):
         import fake_cupy
@@ -131,7 +131,7 @@ class UnderFakeCupy(unittest.TestCase):
     def test_every_row_is_timed_and_checked_in_full(self):
         rows = self.rows()
         names = [r["name"] for r in rows]
-        self.assertEqual(len(rows), 23, names)
+        self.assertEqual(len(rows), 25, names)
         for r in rows:
             json.dumps(r)
             self.assertEqual(r["side"], "cupy")
@@ -199,6 +199,20 @@ class UnderFakeCupy(unittest.TestCase):
         finally:
             self.fake.sum = real
         self.assertGreater(r["verify"]["failed"], 0)
+
+    def test_a_wrong_product_fails_its_check(self):
+        # a matmul off by 1e-3 (say TF32 rounding) or with one element wrong fails every call
+        for wrong in (lambda c: c * 1.001, lambda c: c.__setitem__((0, 0), c[0, 0] + 1) or c):
+            self.fake.ndarray.__matmul__ = lambda x, y, wrong=wrong: wrong(np.matmul(x, y))
+            try:
+                rows = self.rows(only="matmul (")
+            finally:
+                del self.fake.ndarray.__matmul__
+            self.assertEqual(len(rows), 2)
+            for r in rows:
+                self.assertEqual(r["verify"]["failed"], r["verify"]["checked"], r["name"])
+        rows = self.rows(only="matmul (")  # and the real product passes
+        self.assertTrue(all(r["verify"]["failed"] == 0 for r in rows))
 
     def test_spin_fallback_when_the_driver_refuses(self):
         self.ct._driver_wait_value32 = lambda: (lambda *a: 801)  # CUDA_ERROR_NOT_SUPPORTED
@@ -276,7 +290,7 @@ class UnderFakeCupy(unittest.TestCase):
         # the same rows as a second side that agrees: every row rated, every check ok
         twin = [dict(r, side="gpukit") for r in rows]
         res = benchlib.collect(rows + twin, {"device": "NVIDIA H100 80GB HBM3"}, {})
-        self.assertEqual(len(res["rows"]), 22)
+        self.assertEqual(len(res["rows"]), 24)
         for r in res["rows"]:
             self.assertTrue(r["check_ok"], r["name"])
             self.assertEqual(r["ratio"], 1.0, r["name"])

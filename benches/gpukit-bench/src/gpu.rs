@@ -25,6 +25,8 @@ pub struct Sizes {
     pub blur: (usize, usize, usize),
     /// Launches per launch-overhead measurement.
     pub launches: usize,
+    /// Side of the square matrices of the matmul rows.
+    pub matmul: usize,
 }
 
 /// The sizes of the recorded benchmarks.
@@ -34,6 +36,7 @@ pub const FULL: Sizes = Sizes {
     fizzbuzz: 50_000_000,
     blur: (8192, 8192, 4),
     launches: 20_000,
+    matmul: 4096,
 };
 
 /// Tiny sizes for the dry run on the CPU backend (checks the harness, times nothing useful).
@@ -43,6 +46,7 @@ pub const DRY: Sizes = Sizes {
     fizzbuzz: 3000,
     blur: (40, 24, 4),
     launches: 20,
+    matmul: 37,
 };
 
 /// One result line.
@@ -198,6 +202,35 @@ pub fn blur_ref(img: &[f32], (h, w, c): (usize, usize, usize)) -> Vec<f32> {
         }
     });
     out
+}
+
+/// Element `i` (C order) of the matmul rows' A (`b == false`) or B: `(i mod 251) / 256` and
+/// `(i mod 253) / 256`. Multiples of 2^-8 below 1, exact in float32 and float64, so every product
+/// is a multiple of 2^-16 and every sum of 4096 of them is exact in float64 in any order.
+pub fn matmul_input_at(i: usize, b: bool) -> f64 {
+    (i % if b { 253 } else { 251 }) as f64 / 256.0
+}
+
+/// The host reference of the matmul rows: `A·B` for `n`×`n` inputs of [`matmul_input_at`], in
+/// float64 (exact: see there), by ndarray in row blocks on every core (neither gpukit nor CuPy).
+pub fn matmul_ref(n: usize) -> Vec<f64> {
+    use gpukit::ndarray::{linalg::general_mat_mul, ArrayView2, ArrayViewMut2};
+    let a = host_vec(n * n, |i| matmul_input_at(i, false));
+    let b = host_vec(n * n, |i| matmul_input_at(i, true));
+    let bv = ArrayView2::from_shape((n, n), &b).expect("n*n elements");
+    let mut c = vec![0.0f64; n * n];
+    let rows = 64;
+    c.par_chunks_mut(rows * n)
+        .enumerate()
+        .for_each(|(blk, out)| {
+            let r = out.len() / n;
+            let start = blk * rows * n;
+            let av =
+                ArrayView2::from_shape((r, n), &a[start..start + r * n]).expect("r*n elements");
+            let mut cv = ArrayViewMut2::from_shape((r, n), out).expect("r*n elements");
+            general_mat_mul(1.0, &av, &bv, 0.0, &mut cv);
+        });
+    c
 }
 
 /// Exact references of sum, mean and max of `arange(start, start + n)` as f64 (the sum from
@@ -688,6 +721,20 @@ pub fn run_all(
 
     // first launch of a new kernel, cold and warm kernel cache, and NVRTC's floor (CUDA only)
     crate::first_launch::rows(opts, dev, emit)?;
+    const MATMULS: [&str; 2] = ["matmul (float32, 4096^2)", "matmul (float64, 4096^2)"];
+    if MATMULS.iter().any(|x| opts.wants(x)) {
+        let reference = matmul_ref(z.matmul);
+        if opts.wants(MATMULS[0]) {
+            emit(matmul_row::<f32>(
+                t, checker, MATMULS[0], z.matmul, &reference, 1e-4, w, r,
+            )?);
+        }
+        if opts.wants(MATMULS[1]) {
+            emit(matmul_row::<f64>(
+                t, checker, MATMULS[1], z.matmul, &reference, 1e-12, w, r,
+            )?);
+        }
+    }
 
     const TRANSFERS: [&str; 4] = [
         "to_device 2 GiB (pageable host memory)",
@@ -736,6 +783,51 @@ fn times2_row<T: CheckElem + Numeric + Float>(
         (a.nbytes() * 2) as f64,
         "rw",
         "",
+    ))
+}
+
+/// The row `name`: `a.matmul(&b)` of two `n`×`n` matrices (cuBLAS on a GPU; a new array each
+/// call, its pool block poisoned first), every element against the float64 host reference.
+#[allow(clippy::too_many_arguments)]
+fn matmul_row<T: CheckElem + gpukit::linalg::MatmulElement>(
+    t: &mut Timer,
+    checker: &Checker,
+    name: &'static str,
+    n: usize,
+    reference: &[f64],
+    tol: f64,
+    warmup: usize,
+    reps: usize,
+) -> Result<Row> {
+    let input = |b: bool| -> Result<Array<T>> {
+        Array::from_vec(
+            host_vec(n * n, |i| T::from_f64(matmul_input_at(i, b))),
+            [n, n],
+        )
+    };
+    let (a, b) = (input(false)?, input(true)?);
+    let reference = Array::from_vec(reference.iter().map(|&x| T::from_f64(x)).collect(), [n, n])?;
+    let check = summary(&a.matmul(&b)?)?;
+    let span = t.how();
+    let m = measure(
+        t,
+        warmup,
+        reps,
+        FULL_CHECK,
+        &mut (),
+        |_| poison_pool(n * n, T::from_f64(f64::NAN), POOL_POISON),
+        |_| a.matmul(&b),
+        |_, c| checker.compare(&c, &reference, tol),
+    )?;
+    Ok(Row::op(
+        name,
+        m,
+        span,
+        check,
+        (3 * n * n * std::mem::size_of::<T>()) as f64,
+        "rw",
+        "cuBLAS GEMM, compute-bound (2n^3 flops: benchlib adds TFLOP/s and % of the GEMM \
+         ceiling); reference exact in float64, float32 checked to 1e-4 relative",
     ))
 }
 
@@ -949,6 +1041,21 @@ mod tests {
         assert_eq!(out.len(), 6);
     }
 
+    #[test]
+    fn matmul_reference_is_the_exact_product() {
+        let n = 70; // more than one row block
+        let c = matmul_ref(n);
+        for (i, j) in [(0, 0), (3, 69), (69, 1), (64, 64)] {
+            let mut s = 0i64; // in units of 2^-16: exact integers
+            for p in 0..n {
+                s += (((i * n + p) % 251) * ((p * n + j) % 253)) as i64;
+            }
+            assert_eq!(c[i * n + j], s as f64 / 65536.0, "({i}, {j})");
+        }
+        assert_eq!(matmul_input_at(252, false), 1.0 / 256.0);
+        assert_eq!(matmul_input_at(252, true), 252.0 / 256.0);
+    }
+
     /// The whole GPU harness on the CPU backend at tiny sizes: every row's every check passes,
     /// the rows have the fields benchlib.py reads, and nothing panics.
     #[test]
@@ -971,7 +1078,7 @@ mod tests {
         .unwrap();
         let names: Vec<&str> = rows.iter().map(|r| r.name).collect();
         // all but the two rows of the raw-CUDA empty kernel (plain launches, and in a graph)
-        assert_eq!(rows.len(), 19, "{names:?}");
+        assert_eq!(rows.len(), 21, "{names:?}");
         for row in &rows {
             let j = row.json("gpukit").render();
             assert!(j.contains("\"verify\":"), "{j}");

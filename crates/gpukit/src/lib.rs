@@ -55,6 +55,7 @@ mod process;
 #[doc(hidden)]
 pub mod testing;
 
+pub use array::linalg;
 pub use array::{Array, IntoRhs, IntoShape, PinnedBuffer, Rhs};
 /// How a kernel was loaded: machine code or PTX, and from where (`Module::code()`).
 pub use backend::cuda::{CodeFormat, CodeOrigin, LoadedCode};

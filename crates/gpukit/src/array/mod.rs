@@ -6,7 +6,8 @@
 //! functions, comparisons), `reduce` (sum, mean, min, max), `display` (CuPy-like repr and the
 //! evcxr display hook), `kernels/` (the built-in CUDA kernels), `kernel_args` (arrays as
 //! kernel arguments), `vectorize` (the `#[vectorize]` runtime), `warm_up` (compiling the
-//! built-in kernels ahead of use), `interop/` (cudarc, DLPack, candle and raw device pointers).
+//! built-in kernels ahead of use), `interop/` (cudarc, DLPack, candle and raw device pointers),
+//! `linalg/` (matrix products: cuBLAS on a GPU, ndarray on the CPU).
 
 mod capture;
 mod construct;
@@ -14,6 +15,7 @@ mod display;
 mod interop;
 mod kernel_args;
 pub(crate) mod kernels;
+pub mod linalg;
 mod math;
 mod op;
 mod ops;

@@ -1,10 +1,11 @@
 //! The CUDA backend (through cudarc): one context and one stream per device, allocation,
 //! NVRTC compilation with a kernel cache (machine code for the device, or PTX), loaded modules,
-//! device properties.
+//! device properties, cuBLAS (`blas`).
 //!
 //! Every entry point checks [`probe`] first, so cudarc is never asked to load a library that
 //! is missing (it would panic).
 
+pub(crate) mod blas;
 mod cache_dir;
 mod capture;
 mod code;
@@ -27,7 +28,7 @@ pub(crate) use modules::{clear_memory_caches, CompiledModule};
 #[allow(unused_imports)]
 pub(crate) use nvrtc::{compile_cubin, compile_ptx, cubin_sm, nvrtc_version, ptx_entries};
 #[allow(unused_imports)]
-pub(crate) use probe::{nvrtc_probe, probe};
+pub(crate) use probe::{cublas_probe, nvrtc_probe, probe};
 pub use properties::CudaProperties;
 
 use crate::element::Element;
@@ -48,6 +49,8 @@ pub(crate) struct CudaBackend {
     /// Pinned buffers that large pageable transfers are staged through (allocated on first use).
     staging: staging::Buffers,
     modules: Mutex<HashMap<String, Arc<CompiledModule>>>,
+    /// The cuBLAS handle on `stream`, created at first use (`blas::CudaBackend::blas`).
+    blas: Mutex<Option<Arc<cudarc::cublas::CudaBlas>>>,
     pending: Mutex<Option<Error>>,
     /// Set while the stream is being captured into a graph ([`capture`]).
     capturing: AtomicBool,
@@ -149,6 +152,7 @@ impl CudaBackend {
             pool,
             staging: staging::Buffers::default(),
             modules: Mutex::new(HashMap::new()),
+            blas: Mutex::new(None),
             pending: Mutex::new(None),
             capturing: AtomicBool::new(false),
             sync_check: OnceLock::new(),

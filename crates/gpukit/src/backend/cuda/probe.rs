@@ -45,6 +45,28 @@ pub(crate) fn nvrtc_probe() -> Result<(), String> {
         .clone()
 }
 
+/// Whether libcublas can be loaded (under one of the names cudarc tries, or from a known CUDA
+/// folder together with its libcublasLt), or why not. cudarc panics on a missing libcublas, so
+/// every use of cuBLAS asks this first.
+pub(crate) fn cublas_probe() -> Result<(), String> {
+    static CUBLAS: OnceLock<Result<(), String>> = OnceLock::new();
+    CUBLAS
+        .get_or_init(|| {
+            let names = cudarc::get_lib_name_candidates("cublas");
+            let found =
+                open_first(&names).or_else(|| open_in_known_dirs(&names, Some("libcublasLt.so.")));
+            match found {
+                Some(_) => Ok(()),
+                None => Err(format!(
+                    "libcublas not found (searched {}; put the folder holding libcublas.so.13 on \
+                     LD_LIBRARY_PATH, e.g. from `pip install nvidia-cublas`)",
+                    short_list(&names)
+                )),
+            }
+        })
+        .clone()
+}
+
 /// Opens the first library of `names` that loads and keeps it loaded for the process.
 fn open_first(names: &[String]) -> Option<&'static Library> {
     for name in names {
@@ -207,6 +229,15 @@ mod tests {
     fn driver_errors_are_named() {
         assert!(describe(35).contains("too old"));
         assert_eq!(describe(12345), "error (12345)");
+    }
+
+    #[test]
+    fn cublas_reason_names_the_library() {
+        assert_eq!(cublas_probe(), cublas_probe());
+        if let Err(why) = cublas_probe() {
+            assert!(why.starts_with("libcublas not found"), "{why}");
+            assert!(!why.contains('\n'), "{why}");
+        }
     }
 
     #[test]
