@@ -41,6 +41,7 @@ mod process;
 #[doc(hidden)]
 pub mod testing;
 
+pub use array::random;
 pub use array::{Array, IntoRhs, IntoShape, PinnedBuffer, Rhs};
 /// The candle tensor crate that [`Array::into_candle`] and [`Array::from_candle`] convert to and
 /// from (feature `candle`).

@@ -221,6 +221,24 @@ pub(super) fn launch(backend: &CudaBackend, f: &Loaded, blocks: u32, params: &[u
     launch_values(backend, f.func.cu_function(), &config, params, &f.name)
 }
 
+/// Queues kernel `name` of a small module outside the table (`program`, compiled and loaded
+/// through the backend's caches on first use) as a grid-stride loop over `n` items.
+pub(super) fn launch_module(
+    backend: &CudaBackend,
+    (program, source): (&str, &str),
+    name: &str,
+    n: usize,
+    params: &[u64],
+) -> Result<()> {
+    let f = backend.compile(program, source)?.function(name)?;
+    let config = LaunchConfig {
+        grid: Dim3::new(blocks_for(backend, n), 1, 1),
+        block: Dim3::new(THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    launch_values(backend, f.cu_function(), &config, params, name)
+}
+
 /// The device address of a buffer, for reading.
 #[inline]
 pub(super) fn ptr<T>(backend: &CudaBackend, s: &CudaSlice<T>) -> u64 {

@@ -1,9 +1,10 @@
 //! The CUDA backend (through cudarc): one context and one stream per device, allocation,
-//! NVRTC compilation with a PTX cache, loaded modules, device properties.
+//! NVRTC compilation with a PTX cache, loaded modules, device properties, cuRAND.
 //!
 //! Every entry point checks [`probe`] first, so cudarc is never asked to load a library that
 //! is missing (it would panic).
 
+mod curand;
 mod fault;
 mod nvrtc;
 pub(crate) mod pinned;
@@ -13,11 +14,12 @@ mod probe;
 mod properties;
 pub(crate) mod staging;
 
+pub(crate) use curand::Fill as CurandFill;
 pub(crate) use fault::{driver_err, unusable};
 #[allow(unused_imports)]
 pub(crate) use nvrtc::{cache_dir, compile_cubin, compile_ptx, nvrtc_version, ptx_entries};
 #[allow(unused_imports)]
-pub(crate) use probe::{nvrtc_probe, probe};
+pub(crate) use probe::{curand_probe, nvrtc_probe, probe};
 pub use properties::CudaProperties;
 
 use crate::element::Element;
@@ -82,6 +84,8 @@ pub(crate) struct CudaBackend {
     staging: staging::Buffers,
     modules: Mutex<HashMap<String, Arc<CompiledModule>>>,
     pending: Mutex<Option<Error>>,
+    /// The device's cuRAND generator, created at the first random fill ([`curand`]).
+    curand: Mutex<Option<curand::Curand>>,
     /// Reports errors that kernels recorded on the device (out-of-bounds indices), run after
     /// every synchronisation; registered by the kernel layer at its first checked launch.
     sync_check: OnceLock<SyncCheck>,
@@ -181,6 +185,7 @@ impl CudaBackend {
             staging: staging::Buffers::default(),
             modules: Mutex::new(HashMap::new()),
             pending: Mutex::new(None),
+            curand: Mutex::new(None),
             sync_check: OnceLock::new(),
             generation: NEXT_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             lost: OnceLock::new(),
