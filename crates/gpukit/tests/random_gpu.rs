@@ -28,14 +28,30 @@ fn same_seed_same_arrays_on_the_gpu() {
     let (mut a, mut b, mut c) = (Generator::new(11), Generator::new(11), Generator::new(12));
     for n in [1usize, 2, 7, 1000, 65_537] {
         let x = host(a.uniform_on(0.0f32, 1.0, n, &dev));
-        assert_eq!(x, host(b.uniform_on(0.0f32, 1.0, n, &dev)), "uniform f32, {n}");
-        assert_ne!(x, host(c.uniform_on(0.0f32, 1.0, n, &dev)), "another seed, {n}");
+        assert_eq!(
+            x,
+            host(b.uniform_on(0.0f32, 1.0, n, &dev)),
+            "uniform f32, {n}"
+        );
+        assert_ne!(
+            x,
+            host(c.uniform_on(0.0f32, 1.0, n, &dev)),
+            "another seed, {n}"
+        );
         let x = host(a.uniform_on(-2.0f64, 2.0, n, &dev));
         assert_eq!(x, host(b.uniform_on(-2.0f64, 2.0, n, &dev)));
         let x = host(a.normal_on(1.0f32, 2.0, n, &dev));
-        assert_eq!(x, host(b.normal_on(1.0f32, 2.0, n, &dev)), "normal f32, {n}");
+        assert_eq!(
+            x,
+            host(b.normal_on(1.0f32, 2.0, n, &dev)),
+            "normal f32, {n}"
+        );
         let x = host(a.normal_on(1.0f64, 2.0, n, &dev));
-        assert_eq!(x, host(b.normal_on(1.0f64, 2.0, n, &dev)), "normal f64, {n}");
+        assert_eq!(
+            x,
+            host(b.normal_on(1.0f64, 2.0, n, &dev)),
+            "normal f64, {n}"
+        );
         let x = host(a.integers_on(-9i32, 9, n, &dev));
         assert_eq!(x, host(b.integers_on(-9i32, 9, n, &dev)));
         let x = host(a.integers_on(0u64, 1 << 50, n, &dev));
@@ -59,7 +75,12 @@ fn same_seed_same_arrays_on_the_gpu() {
 fn uniform_values_stay_in_range_on_the_gpu() {
     let Some((dev, _lock)) = gpu() else { return };
     let mut g = Generator::new(1);
-    for (l, h) in [(0.0, 1.0), (-5.0, -4.999), (1e6, 1e6 + 1.0), (-1e300, 1e300)] {
+    for (l, h) in [
+        (0.0, 1.0),
+        (-5.0, -4.999),
+        (1e6, 1e6 + 1.0),
+        (-1e300, 1e300),
+    ] {
         let v = host(g.uniform_on(l, h, 1_000_000, &dev));
         assert!(v.iter().all(|x| (l..h).contains(x)), "[{l}, {h})");
     }
@@ -88,17 +109,29 @@ fn integers_stay_in_range_and_are_flat_on_the_gpu() {
     assert!(v.iter().any(|&x| x > u32::MAX / 2) && v.iter().any(|&x| x < u32::MAX / 2));
     let v = host(g.integers_on(7u32, 8, 100, &dev));
     assert!(v.iter().all(|&x| x == 7));
-    for n in [1_000_000usize] {
-        let k = 10usize;
-        let v = host(g.integers_on(0i64, k as i64, n, &dev));
-        let mut counts = vec![0usize; k];
-        v.iter().for_each(|&x| counts[x as usize] += 1);
-        let expected = (n / k) as f64;
+    // Histograms of 10 values, 64-bit (128 random bits each) and 32-bit (64 bits each).
+    let n = 1_000_000usize;
+    let wide: Vec<usize> = host(g.integers_on(0i64, 10, n, &dev))
+        .into_iter()
+        .map(|x| x as usize)
+        .collect();
+    let narrow: Vec<usize> = host(g.integers_on(100u32, 110, n, &dev))
+        .into_iter()
+        .map(|x| x as usize - 100)
+        .collect();
+    for v in [wide, narrow] {
+        let mut counts = vec![0usize; 10];
+        v.iter().for_each(|&x| counts[x] += 1);
+        let expected = (n / 10) as f64;
         let chi2: f64 = counts
             .iter()
             .map(|&c| (c as f64 - expected).powi(2) / expected)
             .sum();
-        assert!(chi2 < 27.9, "chi2 {chi2} (9 degrees of freedom), counts {counts:?}");
+        // 27.9: the 99.9th percentile of chi-squared with 9 degrees of freedom.
+        assert!(
+            chi2 < 27.9,
+            "chi2 {chi2} (9 degrees of freedom), counts {counts:?}"
+        );
     }
 }
 
@@ -108,10 +141,16 @@ fn normal_moments_match_on_the_gpu() {
     let mut g = Generator::new(3);
     let v = host(g.normal_on(2.0f64, 3.0, 1_000_001, &dev));
     let (m, s) = moments(v.iter().copied());
-    assert!((m - 2.0).abs() < 0.015 && (s - 3.0).abs() < 0.015, "{m} {s}");
+    assert!(
+        (m - 2.0).abs() < 0.015 && (s - 3.0).abs() < 0.015,
+        "{m} {s}"
+    );
     let v = host(g.normal_on(-1.0f32, 0.5, 1_000_000, &dev));
     let (m, s) = moments(v.iter().map(|&x| x as f64));
-    assert!((m + 1.0).abs() < 0.005 && (s - 0.5).abs() < 0.005, "{m} {s}");
+    assert!(
+        (m + 1.0).abs() < 0.005 && (s - 0.5).abs() < 0.005,
+        "{m} {s}"
+    );
     assert!(v.iter().all(|x| x.is_finite()));
 }
 
@@ -142,19 +181,31 @@ fn eye_and_empty_on_the_gpu() {
     let Some((dev, _lock)) = gpu() else { return };
     for n in [0usize, 1, 2, 5, 300] {
         let g = host(Array::<f64>::eye_on(n, &dev));
-        assert_eq!(g, host(Array::<f64>::eye_on(n, &Device::Cpu)), "f64 eye({n})");
+        assert_eq!(
+            g,
+            host(Array::<f64>::eye_on(n, &Device::Cpu)),
+            "f64 eye({n})"
+        );
         let g = host(Array::<f32>::eye_on(n, &dev));
-        assert_eq!(g, host(Array::<f32>::eye_on(n, &Device::Cpu)), "f32 eye({n})");
+        assert_eq!(
+            g,
+            host(Array::<f32>::eye_on(n, &Device::Cpu)),
+            "f32 eye({n})"
+        );
         let g = host(Array::<u8>::eye_on(n, &dev));
         assert_eq!(g, host(Array::<u8>::eye_on(n, &Device::Cpu)), "u8 eye({n})");
         let g = host(Array::<bool>::eye_on(n, &dev));
-        assert_eq!(g, host(Array::<bool>::eye_on(n, &Device::Cpu)), "bool eye({n})");
+        assert_eq!(
+            g,
+            host(Array::<bool>::eye_on(n, &Device::Cpu)),
+            "bool eye({n})"
+        );
         let g = host(Array::<i64>::eye_on(n, &dev));
         assert_eq!(g.iter().sum::<i64>(), n as i64);
     }
     for shape in [vec![0], vec![3], vec![4, 5], vec![2, 0, 3]] {
         let mut e = Array::<f32>::empty_on(shape.clone(), &dev).unwrap();
-        assert_eq!((e.shape(), e.device()), (&shape[..], dev.clone()));
+        assert_eq!((e.shape(), e.device()), (&shape[..], dev));
         e.fill(2.5).unwrap();
         assert!(host(Ok(e)).iter().all(|&x| x == 2.5));
         let b = Array::<bool>::empty_on(shape.clone(), &dev).unwrap();

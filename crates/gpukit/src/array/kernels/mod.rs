@@ -23,10 +23,10 @@ mod table;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use diagonal::set_diagonal;
 pub(crate) use elementwise::{
     binary, cast, compare, copy, fill, powf, ramp_float, ramp_int, unary, Operand,
 };
-pub(crate) use diagonal::set_diagonal;
 pub(crate) use reduce::reduce;
 pub(crate) use table::precompile;
 

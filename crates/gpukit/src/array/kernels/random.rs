@@ -121,11 +121,23 @@ pub(crate) fn uniform_in_place<T: Element>(
             let b = |v: f32| v.to_bits() as u64;
             ("gk_rand_uniform_f32", [b(l), b(h - l), b(h)])
         }
-        DType::F64 => ("gk_rand_uniform_f64", [low.to_bits(), (high - low).to_bits(), high.to_bits()]),
-        d => return Err(Error::Other(format!("internal: uniform floats of dtype {d}"))),
+        DType::F64 => (
+            "gk_rand_uniform_f64",
+            [low.to_bits(), (high - low).to_bits(), high.to_bits()],
+        ),
+        d => {
+            return Err(Error::Other(format!(
+                "internal: uniform floats of dtype {d}"
+            )))
+        }
     };
     let out = ptr_mut(backend, out);
-    launch(backend, name, n, &[out, n as u64, params[0], params[1], params[2]])
+    launch(
+        backend,
+        name,
+        n,
+        &[out, n as u64, params[0], params[1], params[2]],
+    )
 }
 
 /// Writes `n` integers in [low, low + range) into `out` from the random words in `bits`
@@ -147,8 +159,18 @@ pub(crate) fn ints_from_bits<T: Element>(
         DType::U32 => "gk_rand_int_u32",
         DType::I64 => "gk_rand_int_i64",
         DType::U64 => "gk_rand_int_u64",
-        d => return Err(Error::Other(format!("internal: random integers of dtype {d}"))),
+        d => {
+            return Err(Error::Other(format!(
+                "internal: random integers of dtype {d}"
+            )))
+        }
     };
-    let params = [ptr(backend, bits), ptr_mut(backend, out), n as u64, low, range];
+    let params = [
+        ptr(backend, bits),
+        ptr_mut(backend, out),
+        n as u64,
+        low,
+        range,
+    ];
     launch(backend, name, n, &params)
 }

@@ -193,7 +193,10 @@ fn random_and_diagonal_kernels_compile_with_nvrtc() {
             .unwrap_or_else(|e| panic!("{e}"));
         let entries = crate::backend::cuda::ptx_entries(&ptx);
         for e in expected {
-            assert!(entries.iter().any(|x| x == e), "{name} lacks {e}: {entries:?}");
+            assert!(
+                entries.iter().any(|x| x == e),
+                "{name} lacks {e}: {entries:?}"
+            );
         }
     }
 }

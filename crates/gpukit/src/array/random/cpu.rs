@@ -21,13 +21,15 @@ fn fill<T: Element, D: Distribution<S> + Sync, S>(
     convert: impl Fn(S) -> T + Sync,
 ) -> Result<Vec<T>> {
     let mut out = cpu::alloc_filled(n, T::zero())?;
-    out.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
-        let mut rng = ChaCha8Rng::seed_from_u64(key);
-        rng.set_stream(c as u64);
-        for x in chunk {
-            *x = convert(dist.sample(&mut rng));
-        }
-    });
+    out.par_chunks_mut(CHUNK)
+        .enumerate()
+        .for_each(|(c, chunk)| {
+            let mut rng = ChaCha8Rng::seed_from_u64(key);
+            rng.set_stream(c as u64);
+            for x in chunk {
+                *x = convert(dist.sample(&mut rng));
+            }
+        });
     Ok(out)
 }
 
@@ -38,19 +40,23 @@ fn refused(what: &str, e: impl std::fmt::Display) -> Error {
 
 /// The largest f32 below `h` (finite).
 fn below_f32(h: f32) -> f32 {
-    match h {
-        h if h > 0.0 => f32::from_bits(h.to_bits() - 1),
-        h if h == 0.0 => -f32::from_bits(1),
-        h => f32::from_bits(h.to_bits() + 1),
+    if h > 0.0 {
+        f32::from_bits(h.to_bits() - 1)
+    } else if h == 0.0 {
+        -f32::from_bits(1)
+    } else {
+        f32::from_bits(h.to_bits() + 1)
     }
 }
 
 /// The largest f64 below `h` (finite).
 fn below_f64(h: f64) -> f64 {
-    match h {
-        h if h > 0.0 => f64::from_bits(h.to_bits() - 1),
-        h if h == 0.0 => -f64::from_bits(1),
-        h => f64::from_bits(h.to_bits() + 1),
+    if h > 0.0 {
+        f64::from_bits(h.to_bits() - 1)
+    } else if h == 0.0 {
+        -f64::from_bits(1)
+    } else {
+        f64::from_bits(h.to_bits() + 1)
     }
 }
 

@@ -23,7 +23,11 @@ pub(super) fn uniform<T: Element>(
     let fill = match T::DTYPE {
         DType::F32 => CurandFill::UniformF32,
         DType::F64 => CurandFill::UniformF64,
-        d => return Err(Error::Other(format!("random uniform: dtype {d} is not supported"))),
+        d => {
+            return Err(Error::Other(format!(
+                "random uniform: dtype {d} is not supported"
+            )))
+        }
     };
     // SAFETY: every element is written by the fill and the mapping queued right after.
     let mut slice = unsafe { backend.alloc::<T>(n)? };
@@ -47,7 +51,11 @@ pub(super) fn normal<T: Element>(
     let fill = match T::DTYPE {
         DType::F32 => CurandFill::NormalF32(mean as f32, std as f32),
         DType::F64 => CurandFill::NormalF64(mean, std),
-        d => return Err(Error::Other(format!("random normal: dtype {d} is not supported"))),
+        d => {
+            return Err(Error::Other(format!(
+                "random normal: dtype {d} is not supported"
+            )))
+        }
     };
     let even = n + (n & 1);
     // SAFETY: every element is written by the fill queued right after.

@@ -125,7 +125,12 @@ impl Generator {
     /// assert!(a.to_vec()?.iter().all(|v| (2.0..3.0).contains(v)));
     /// # Ok::<(), gpukit::Error>(())
     /// ```
-    pub fn uniform<T: Float>(&mut self, low: T, high: T, shape: impl IntoShape) -> Result<Array<T>> {
+    pub fn uniform<T: Float>(
+        &mut self,
+        low: T,
+        high: T,
+        shape: impl IntoShape,
+    ) -> Result<Array<T>> {
         self.uniform_on(low, high, shape, &default_device())
     }
 
@@ -287,8 +292,8 @@ fn with_global<R>(f: impl FnOnce(&mut Generator) -> R) -> R {
     let rng = g.get_or_insert_with(|| {
         use std::hash::BuildHasher;
         let now = std::time::SystemTime::now();
-        let seed = std::collections::hash_map::RandomState::new()
-            .hash_one((now, std::process::id()));
+        let seed =
+            std::collections::hash_map::RandomState::new().hash_one((now, std::process::id()));
         Generator::new(seed)
     });
     f(rng)
@@ -344,7 +349,12 @@ pub fn normal<T: Float>(mean: T, std: T, shape: impl IntoShape) -> Result<Array<
 }
 
 /// [`normal`] on `device`.
-pub fn normal_on<T: Float>(mean: T, std: T, shape: impl IntoShape, device: &Device) -> Result<Array<T>> {
+pub fn normal_on<T: Float>(
+    mean: T,
+    std: T,
+    shape: impl IntoShape,
+    device: &Device,
+) -> Result<Array<T>> {
     with_global(|g| g.normal_on(mean, std, shape, device))
 }
 

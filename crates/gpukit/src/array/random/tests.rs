@@ -40,7 +40,12 @@ fn seeded_free_functions_match_a_generator() {
 #[test]
 fn uniform_values_stay_in_range() {
     let mut g = Generator::new(1);
-    for (l, h) in [(0.0, 1.0), (-5.0, -4.999), (1e6, 1e6 + 1.0), (-1e300, 1e300)] {
+    for (l, h) in [
+        (0.0, 1.0),
+        (-5.0, -4.999),
+        (1e6, 1e6 + 1.0),
+        (-1e300, 1e300),
+    ] {
         let v = vec(g.uniform_on(l, h, 100_000, &CPU));
         assert!(v.iter().all(|x| (l..h).contains(x)), "[{l}, {h})");
     }
@@ -85,7 +90,10 @@ fn normal_moments_match() {
         .map(f64::from)
         .collect();
     let (m, s) = moments(&v);
-    assert!((m + 1.0).abs() < 0.005 && (s - 0.5).abs() < 0.005, "{m} {s}");
+    assert!(
+        (m + 1.0).abs() < 0.005 && (s - 0.5).abs() < 0.005,
+        "{m} {s}"
+    );
     let z = vec(g.normal_on(4.0f64, 0.0, 10, &CPU));
     assert!(z.iter().all(|&x| x == 4.0));
 }
@@ -109,7 +117,10 @@ fn integer_histogram_is_flat() {
     v.iter().for_each(|&x| counts[x as usize] += 1);
     // Chi-squared with 9 degrees of freedom: 27.9 is its 99.9th percentile.
     let expected = (n / k) as f64;
-    let chi2: f64 = counts.iter().map(|&c| (c as f64 - expected).powi(2) / expected).sum();
+    let chi2: f64 = counts
+        .iter()
+        .map(|&c| (c as f64 - expected).powi(2) / expected)
+        .sum();
     assert!(chi2 < 27.9, "chi2 {chi2}, counts {counts:?}");
 }
 
@@ -117,7 +128,10 @@ fn integer_histogram_is_flat() {
 fn thread_count_does_not_change_the_values() {
     let n = 3 * CHUNK + 17;
     let draw = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
         pool.install(|| {
             let mut g = Generator::new(77);
             (

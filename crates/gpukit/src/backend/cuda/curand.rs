@@ -75,9 +75,10 @@ impl CudaBackend {
             .map_err(|e| super::driver_err("binding the CUDA context for cuRAND", e))?;
         let mut slot = self.curand.lock().unwrap_or_else(|p| p.into_inner());
         if slot.is_none() {
-            let gen =
-                result::create_generator_kind(sys::curandRngType_t::CURAND_RNG_PSEUDO_PHILOX4_32_10)
-                    .map_err(|e| curand_err("creating a generator", e))?;
+            let gen = result::create_generator_kind(
+                sys::curandRngType_t::CURAND_RNG_PSEUDO_PHILOX4_32_10,
+            )
+            .map_err(|e| curand_err("creating a generator", e))?;
             let created = Curand { gen };
             // SAFETY: a live generator and this backend's live stream (kept as long as it).
             result::set_stream(created.gen, self.stream.cu_stream() as _)
