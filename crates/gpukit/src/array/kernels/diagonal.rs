@@ -24,10 +24,9 @@ extern "C" __global__ void gk_diag_w4(unsigned* o, gk_u64 n, unsigned v) { gk_di
 extern "C" __global__ void gk_diag_w8(gk_u64* o, gk_u64 n, gk_u64 v) { gk_diag(o, n, v); }
 "#;
 
-/// The CUDA source (for tests that compile it with NVRTC).
-#[cfg(test)]
-pub(crate) fn source() -> &'static str {
-    SOURCE
+/// `(program name, source)` of this module (for warming the PTX cache and NVRTC tests).
+pub(super) fn program() -> (&'static str, &'static str) {
+    (PROGRAM, SOURCE)
 }
 
 /// Sets the diagonal of the `n x n` matrix in `out` (C order) to `value`.
@@ -48,5 +47,5 @@ pub(crate) fn set_diagonal<T: Element>(
     // The parameters match the kernel's signature; it writes only `i * (n + 1)` for `i < n`,
     // inside the n * n buffer.
     let params = [ptr_mut(backend, out), n as u64, bits(value)];
-    launch_module(backend, (PROGRAM, SOURCE), name, n, &params)
+    launch_module(backend, program(), name, n, &params)
 }

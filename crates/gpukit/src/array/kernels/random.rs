@@ -82,10 +82,9 @@ extern "C" __global__ void gk_rand_int_u64(const gk_u64* b, gk_u64* o, gk_u64 n,
 { gk_rand_int64<gk_u64>(b, o, n, l, r); }
 "#;
 
-/// The CUDA source of the random module (for tests that compile it with NVRTC).
-#[cfg(test)]
-pub(crate) fn source() -> &'static str {
-    SOURCE
+/// `(program name, source)` of this module (for warming the PTX cache and NVRTC tests).
+pub(super) fn program() -> (&'static str, &'static str) {
+    (PROGRAM, SOURCE)
 }
 
 /// Random 64-bit words each value of `T` consumes in [`ints_from_bits`] (1 or 2).
@@ -100,7 +99,7 @@ pub(crate) fn words_per_int<T: Element>() -> usize {
 /// Queues `name` of the module above; the parameters match its signature and its loop is
 /// bounded by `n`.
 fn launch(backend: &CudaBackend, name: &str, n: usize, params: &[u64]) -> Result<()> {
-    launch_module(backend, (PROGRAM, SOURCE), name, n, params)
+    launch_module(backend, program(), name, n, params)
 }
 
 /// Maps `n` uniform values in (0, 1] in `out` to [low, high) in place (`T` is f32 or f64;

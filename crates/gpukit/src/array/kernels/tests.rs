@@ -171,8 +171,7 @@ fn random_and_diagonal_kernels_compile_with_nvrtc() {
     }
     let cases = [
         (
-            "gpukit_random",
-            super::random::source(),
+            super::random::program(),
             &[
                 "gk_rand_uniform_f32",
                 "gk_rand_uniform_f64",
@@ -183,12 +182,11 @@ fn random_and_diagonal_kernels_compile_with_nvrtc() {
             ][..],
         ),
         (
-            "gpukit_diagonal",
-            super::diagonal::source(),
+            super::diagonal::program(),
             &["gk_diag_w1", "gk_diag_w4", "gk_diag_w8"][..],
         ),
     ];
-    for (name, source, expected) in cases {
+    for ((name, source), expected) in cases {
         let ptx = crate::backend::cuda::compile_ptx(name, source, "sm_90")
             .unwrap_or_else(|e| panic!("{e}"));
         let entries = crate::backend::cuda::ptx_entries(&ptx);

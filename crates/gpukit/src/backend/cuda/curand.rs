@@ -65,11 +65,11 @@ impl CudaBackend {
         seed: u64,
         offset: u64,
     ) -> Result<()> {
-        self.ensure_usable()?;
-        curand_probe().map_err(Error::Cuda)?;
         if n == 0 {
             return Ok(());
         }
+        self.ensure_usable()?;
+        curand_probe().map_err(Error::Cuda)?;
         self.ctx
             .bind_to_thread()
             .map_err(|e| super::driver_err("binding the CUDA context for cuRAND", e))?;
