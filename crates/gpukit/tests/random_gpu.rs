@@ -152,6 +152,8 @@ fn normal_moments_match_on_the_gpu() {
         "{m} {s}"
     );
     assert!(v.iter().all(|x| x.is_finite()));
+    let z = host(g.normal_on(4.0f64, 0.0, 11, &dev));
+    assert!(z.iter().all(|&x| x == 4.0), "std 0: {z:?}");
 }
 
 #[test]

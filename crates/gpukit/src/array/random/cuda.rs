@@ -1,6 +1,7 @@
 //! Random arrays on a CUDA device: cuRAND (Philox4x32-10) fills queued on the device's stream,
 //! then the kernels of `array/kernels/random.rs` map them to the requested range.
 
+use crate::array::kernels;
 use crate::array::kernels::random::{ints_from_bits, uniform_in_place, words_per_int};
 use crate::backend::cuda::{CudaBackend, CurandFill};
 use crate::element::{DType, Element};
@@ -57,6 +58,13 @@ pub(super) fn normal<T: Element>(
             )))
         }
     };
+    if std == 0.0 {
+        // `mean` everywhere, without asking cuRAND for a degenerate distribution.
+        // SAFETY: every element is written by the fill kernel queued right after.
+        let mut slice = unsafe { backend.alloc::<T>(n)? };
+        kernels::fill(backend, &mut slice, n, T::from_f64(mean))?;
+        return Ok(slice);
+    }
     let even = n + (n & 1);
     // SAFETY: every element is written by the fill queued right after.
     let mut slice = unsafe { backend.alloc::<T>(even)? };
