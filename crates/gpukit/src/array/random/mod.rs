@@ -34,9 +34,9 @@
 //!   [low, high) with Lemire's multiply-shift on twice the value's width of bits (bias below
 //!   2^-32 of a value's probability; see `array/kernels/random.rs`).
 //!
-//! The streams may change with a new major version of gpukit, `rand` or CUDA; CUDA results are
-//! promised for one cuRAND version (they have been the same across GPU models, but cuRAND does
-//! not promise bitwise equality of its normals there).
+//! The streams may change with a new major version of gpukit, `rand` or CUDA. On CUDA the same
+//! seed gives the same arrays for one cuRAND version; gpukit does not promise bitwise-equal
+//! normals across GPU models (they come from cuRAND's device math).
 //!
 //! The free functions ([`uniform`], ...) draw from one process-wide generator, seeded from the
 //! clock and process at first use unless [`seed`] was called: call `random::seed(s)` at the top
