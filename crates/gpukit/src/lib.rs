@@ -56,6 +56,7 @@ mod process;
 pub mod testing;
 
 pub use array::linalg;
+pub use array::random;
 pub use array::{Array, IntoRhs, IntoShape, PinnedBuffer, Rhs};
 /// How a kernel was loaded: machine code or PTX, and from where (`Module::code()`).
 pub use backend::cuda::{CodeFormat, CodeOrigin, LoadedCode};
@@ -90,7 +91,7 @@ pub mod __private;
 /// Charts are not glob-imported (their names, `line`, `bar`, ..., are too common): call them
 /// through the module, `gpukit::plot::line(&x, &y)?`, or `use gpukit::plot;` and `plot::line`.
 pub mod prelude {
-    pub use crate::array::{Array, PinnedBuffer};
+    pub use crate::array::{random, Array, PinnedBuffer};
     pub use crate::device::{default_device, set_default_device, synchronize, Device};
     pub use crate::element::{DType, Element, Float, Numeric};
     pub use crate::error::{Error, Result};

@@ -1,4 +1,5 @@
-//! Making arrays: zeros, ones, full, arange, linspace, from a Vec, slice or ndarray array.
+//! Making arrays: zeros, ones, full, empty, eye, arange, linspace, from a Vec, slice or ndarray
+//! array.
 //!
 //! Every constructor has a form for the default device and an `_on(.., &Device)` form.
 
@@ -6,7 +7,7 @@ use super::{checked_size, kernels, Array, Storage};
 use crate::backend::cpu;
 use crate::backend::cuda::CudaBackend;
 use crate::device::{default_device, Device};
-use crate::element::{Element, Float, Numeric, Scalar};
+use crate::element::{DType, Element, Float, Numeric, Scalar};
 use crate::error::{Error, Result};
 
 /// Anything that names an array shape: `10`, `[2, 3]`, `(2, 3)`, `&[2, 3][..]`, `vec![2, 3]`.
@@ -106,6 +107,72 @@ impl<T: Element> Array<T> {
     /// An array of ones on `device`.
     pub fn ones_on(shape: impl IntoShape, device: &Device) -> Result<Array<T>> {
         Self::full_on(shape, T::one(), device)
+    }
+
+    /// An array of `shape` whose contents are not set, on the default device (NumPy's `empty`):
+    /// for buffers that are written in full before they are read.
+    ///
+    /// What it guarantees: the shape, the device, and valid values of `T` (reading them is
+    /// safe), nothing about which values. On a CUDA device the memory is left as the allocator
+    /// hands it out (often what an earlier array held), which saves the fill that `zeros` pays;
+    /// `bool` arrays are zeroed there, since not every byte is a valid `bool`. On the CPU the
+    /// elements are zero (Rust does not hand out uninitialised memory safely).
+    ///
+    /// ```
+    /// use gpukit::prelude::*;
+    /// let mut a = Array::<f32>::empty((2, 3))?;
+    /// a.fill(1.5)?;
+    /// assert_eq!(a.to_vec()?, vec![1.5; 6]);
+    /// # Ok::<(), gpukit::Error>(())
+    /// ```
+    pub fn empty(shape: impl IntoShape) -> Result<Array<T>> {
+        Self::empty_on(shape, &default_device())
+    }
+
+    /// [`Array::empty`] on `device`.
+    pub fn empty_on(shape: impl IntoShape, device: &Device) -> Result<Array<T>> {
+        let shape = shape.into_shape();
+        let n = checked_size(&shape)?;
+        match device {
+            Device::Cuda(i) if T::DTYPE != DType::Bool => {
+                let backend = CudaBackend::get(*i)?;
+                // SAFETY: every bit pattern is a valid value of the non-bool element types
+                // (integers and floats), so unset contents are unspecified values, not UB.
+                let slice = unsafe { backend.alloc::<T>(n)? };
+                Array::from_storage(shape, Storage::Cuda { backend, slice })
+            }
+            _ => Self::full_on(shape, T::zero(), device),
+        }
+    }
+
+    /// The `n x n` identity matrix (ones on the diagonal, zeros elsewhere; `true`/`false` for
+    /// bool), on the default device (NumPy's `eye(n)`).
+    ///
+    /// ```
+    /// use gpukit::prelude::*;
+    /// let i = Array::<f64>::eye(3)?;
+    /// assert_eq!(i.to_vec()?, vec![1., 0., 0., 0., 1., 0., 0., 0., 1.]);
+    /// # Ok::<(), gpukit::Error>(())
+    /// ```
+    pub fn eye(n: usize) -> Result<Array<T>> {
+        Self::eye_on(n, &default_device())
+    }
+
+    /// [`Array::eye`] on `device`.
+    pub fn eye_on(n: usize, device: &Device) -> Result<Array<T>> {
+        let mut a = Self::zeros_on([n, n], device)?;
+        match a.storage_mut() {
+            Storage::Cpu(v) => {
+                for i in 0..n {
+                    v[i * (n + 1)] = T::one();
+                }
+            }
+            Storage::Cuda { backend, slice } => {
+                let backend = backend.clone();
+                kernels::set_diagonal(&backend, slice, n, T::one())?;
+            }
+        }
+        Ok(a)
     }
 
     /// Sets every element to `value`, in place (queued asynchronously on a GPU).
@@ -387,5 +454,33 @@ where
     /// A copy on the default device.
     fn try_from(a: ndarray::ArrayBase<S, D>) -> Result<Array<T>> {
         Array::from_ndarray(&a)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eye_on_the_cpu() {
+        let i = Array::<i32>::eye_on(3, &Device::Cpu).unwrap();
+        assert_eq!(i.shape(), &[3, 3]);
+        assert_eq!(i.to_vec().unwrap(), vec![1, 0, 0, 0, 1, 0, 0, 0, 1]);
+        let b = Array::<bool>::eye_on(2, &Device::Cpu).unwrap();
+        assert_eq!(b.to_vec().unwrap(), vec![true, false, false, true]);
+        let e = Array::<f64>::eye_on(0, &Device::Cpu).unwrap();
+        assert_eq!((e.shape(), e.size()), (&[0usize, 0][..], 0));
+        let e = Array::<f32>::eye_on(usize::MAX / 2, &Device::Cpu).unwrap_err();
+        assert!(matches!(e, Error::Shape(_)), "{e}");
+    }
+
+    #[test]
+    fn empty_on_the_cpu_is_zeroed() {
+        let a = Array::<f64>::empty_on((2, 3), &Device::Cpu).unwrap();
+        assert_eq!((a.shape(), a.device()), (&[2usize, 3][..], Device::Cpu));
+        assert_eq!(a.to_vec().unwrap(), vec![0.0; 6]);
+        assert!(Array::<u8>::empty_on(0, &Device::Cpu).unwrap().is_empty());
+        let e = Array::<u8>::empty_on([usize::MAX, 2], &Device::Cpu).unwrap_err();
+        assert!(matches!(e, Error::Shape(_)), "{e}");
     }
 }

@@ -3,7 +3,8 @@
 //! Submodules, one concept each: `storage` (host or device buffer), `construct` (zeros, arange,
 //! from ndarray, ...), `transfer` (to_device, to_host, reshape, astype), `pinned` (pinned host
 //! buffers and their copies), `ops` (elementwise arithmetic and operators), `math` (unary
-//! functions, comparisons), `reduce` (sum, mean, min, max), `display` (CuPy-like repr and the
+//! functions, comparisons), `reduce` (sum, mean, min, max), `random`
+//! (seedable random arrays: cuRAND on the GPU, ChaCha8 on the CPU), `display` (CuPy-like repr and the
 //! evcxr display hook), `kernels/` (the built-in CUDA kernels), `kernel_args` (arrays as
 //! kernel arguments), `vectorize` (the `#[vectorize]` runtime), `warm_up` (compiling the
 //! built-in kernels ahead of use), `interop/` (cudarc, DLPack, candle and raw device pointers),
@@ -20,6 +21,7 @@ mod math;
 mod op;
 mod ops;
 mod pinned;
+pub mod random;
 mod reduce;
 mod storage;
 mod transfer;

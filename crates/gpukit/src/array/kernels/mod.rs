@@ -11,15 +11,19 @@
 //! profiler brackets them with CUDA events like every other kernel while it is on.
 //!
 //! Files: `source` (the CUDA C++), `table` (which kernels exist, their slots and the shared
-//! launch path), `elementwise` (arithmetic, comparisons, casts, fills), `reduce` (reductions).
+//! launch path), `elementwise` (arithmetic, comparisons, casts, fills), `reduce` (reductions),
+//! `random` (cuRAND output mapped to ranges and integers), `diagonal` (`eye`).
 
+mod diagonal;
 mod elementwise;
+pub(crate) mod random;
 mod reduce;
 mod source;
 mod table;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use diagonal::set_diagonal;
 pub(crate) use elementwise::{
     binary, cast, compare, copy, fill, powf, ramp_float, ramp_int, unary, Operand,
 };

@@ -154,6 +154,10 @@ pub(crate) fn all_sources() -> Vec<(String, String)> {
             v.push(Module::Cast(a, b).program());
         }
     }
+    // The small modules outside the table (random numbers, eye's diagonal).
+    for (name, source) in [super::random::program(), super::diagonal::program()] {
+        v.push((name.to_string(), source.to_string()));
+    }
     v
 }
 
@@ -222,6 +226,24 @@ pub(super) fn launch(backend: &CudaBackend, f: &Loaded, blocks: u32, params: &[u
     // The parameters match the kernel's signature in its source (each caller below pushes them
     // in the declared order); every loop is bounded by the element count passed with them.
     launch_values(backend, f.func.cu_function(), &config, params, &f.name)
+}
+
+/// Queues kernel `name` of a small module outside the table (`program`, compiled and loaded
+/// through the backend's caches on first use) as a grid-stride loop over `n` items.
+pub(super) fn launch_module(
+    backend: &CudaBackend,
+    (program, source): (&str, &str),
+    name: &str,
+    n: usize,
+    params: &[u64],
+) -> Result<()> {
+    let f = backend.compile(program, source)?.function(name)?;
+    let config = LaunchConfig {
+        grid: Dim3::new(blocks_for(backend, n), 1, 1),
+        block: Dim3::new(THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    launch_values(backend, f.cu_function(), &config, params, name)
 }
 
 /// The device address of a buffer, for reading.

@@ -163,3 +163,38 @@ fn built_in_array_operations_are_profiled() {
         assert_eq!(r.device, dev);
     }
 }
+
+#[test]
+fn random_and_diagonal_kernels_compile_with_nvrtc() {
+    if !crate::testing::nvrtc_or_skip() {
+        return;
+    }
+    let cases = [
+        (
+            super::random::program(),
+            &[
+                "gk_rand_uniform_f32",
+                "gk_rand_uniform_f64",
+                "gk_rand_int_i32",
+                "gk_rand_int_u32",
+                "gk_rand_int_i64",
+                "gk_rand_int_u64",
+            ][..],
+        ),
+        (
+            super::diagonal::program(),
+            &["gk_diag_w1", "gk_diag_w4", "gk_diag_w8"][..],
+        ),
+    ];
+    for ((name, source), expected) in cases {
+        let ptx = crate::backend::cuda::compile_ptx(name, source, "sm_90")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let entries = crate::backend::cuda::ptx_entries(&ptx);
+        for e in expected {
+            assert!(
+                entries.iter().any(|x| x == e),
+                "{name} lacks {e}: {entries:?}"
+            );
+        }
+    }
+}

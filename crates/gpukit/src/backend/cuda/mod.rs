@@ -1,6 +1,6 @@
 //! The CUDA backend (through cudarc): one context and one stream per device, allocation,
 //! NVRTC compilation with a kernel cache (machine code for the device, or PTX), loaded modules,
-//! device properties, cuBLAS (`blas`).
+//! device properties, cuBLAS (`blas`), cuRAND (`curand`).
 //!
 //! Every entry point checks [`probe`] first, so cudarc is never asked to load a library that
 //! is missing (it would panic).
@@ -9,6 +9,7 @@ pub(crate) mod blas;
 mod cache_dir;
 mod capture;
 mod code;
+mod curand;
 mod fault;
 mod kernel_cache;
 mod modules;
@@ -23,12 +24,13 @@ pub(crate) mod staging;
 pub(crate) use cache_dir::cache_dir;
 pub(crate) use capture::{destroy_exec, destroy_graph, graph_nodes};
 pub use code::{CodeFormat, CodeOrigin, LoadedCode};
+pub(crate) use curand::Fill as CurandFill;
 pub(crate) use fault::{driver_err, unusable};
 pub(crate) use modules::{clear_memory_caches, CompiledModule};
 #[allow(unused_imports)]
 pub(crate) use nvrtc::{compile_cubin, compile_ptx, cubin_sm, nvrtc_version, ptx_entries};
 #[allow(unused_imports)]
-pub(crate) use probe::{cublas_probe, nvrtc_probe, probe};
+pub(crate) use probe::{cublas_probe, curand_probe, nvrtc_probe, probe};
 pub use properties::CudaProperties;
 
 use crate::element::Element;
@@ -54,6 +56,8 @@ pub(crate) struct CudaBackend {
     pending: Mutex<Option<Error>>,
     /// Set while the stream is being captured into a graph ([`capture`]).
     capturing: AtomicBool,
+    /// The device's cuRAND generator, created at the first random fill ([`curand`]).
+    curand: Mutex<Option<curand::Curand>>,
     /// Reports errors that kernels recorded on the device (out-of-bounds indices), run after
     /// every synchronisation; registered by the kernel layer at its first checked launch.
     sync_check: OnceLock<SyncCheck>,
@@ -155,6 +159,7 @@ impl CudaBackend {
             blas: Mutex::new(None),
             pending: Mutex::new(None),
             capturing: AtomicBool::new(false),
+            curand: Mutex::new(None),
             sync_check: OnceLock::new(),
             generation: NEXT_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             lost: OnceLock::new(),

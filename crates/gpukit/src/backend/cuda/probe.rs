@@ -67,6 +67,28 @@ pub(crate) fn cublas_probe() -> Result<(), String> {
         .clone()
 }
 
+/// Whether libcurand can be loaded (under one of the names cudarc tries), or why not.
+///
+/// cuRAND is needed only by `gpukit::random` on a CUDA device, so it is not part of [`probe`]:
+/// a machine without it still runs every other CUDA operation, and random arrays on the GPU
+/// return this reason as an error instead of letting cudarc panic.
+pub(crate) fn curand_probe() -> Result<(), String> {
+    static CURAND: OnceLock<Result<(), String>> = OnceLock::new();
+    CURAND
+        .get_or_init(|| {
+            let names = cudarc::get_lib_name_candidates("curand");
+            match open_first(&names).or_else(|| open_in_known_dirs(&names, None)) {
+                Some(_) => Ok(()),
+                None => Err(format!(
+                    "libcurand not found (searched {}; install the CUDA toolkit's cuRAND or the \
+                     `nvidia-curand` wheel and put the folder holding libcurand.so on LD_LIBRARY_PATH)",
+                    short_list(&names)
+                )),
+            }
+        })
+        .clone()
+}
+
 /// Opens the first library of `names` that loads and keeps it loaded for the process.
 fn open_first(names: &[String]) -> Option<&'static Library> {
     for name in names {
@@ -237,6 +259,15 @@ mod tests {
         if let Err(why) = cublas_probe() {
             assert!(why.starts_with("libcublas not found"), "{why}");
             assert!(!why.contains('\n'), "{why}");
+        }
+    }
+
+    #[test]
+    fn curand_reason_names_the_library() {
+        assert_eq!(curand_probe(), curand_probe(), "cached");
+        if let Err(why) = curand_probe() {
+            assert!(why.starts_with("libcurand not found"), "{why}");
+            assert!(!why.contains('\n'), "one line: {why}");
         }
     }
 
