@@ -44,7 +44,7 @@ CELLS_JS = """
       loaded: i.complete && i.naturalWidth > 0, width: i.naturalWidth, height: i.naturalHeight,
       shown: i.getBoundingClientRect().width > 0,
     })),
-    svgs: c.querySelectorAll('.jp-OutputArea-output[data-mime-type="image/svg+xml"] svg').length,
+    svgs: c.querySelectorAll('.jp-OutputArea-output[data-mime-type="image/svg+xml"]').length,
   }));
 }
 """
