@@ -406,7 +406,7 @@ fn proven_accesses_run_unchecked_and_a_misleading_guard_still_fails() {
     let mut devices = vec![Device::Cpu];
     let held = gpu();
     if let Some((g, _)) = &held {
-        devices.push(g.clone());
+        devices.push(*g);
     }
     for dev in &devices {
         let host: Vec<f32> = (0..1000).map(|k| k as f32).collect();
