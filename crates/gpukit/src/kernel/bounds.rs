@@ -286,38 +286,18 @@ fn check_pending(backend: &CudaBackend) -> Result<()> {
 /// Reads, reports and clears the records of a launched graph (the stream is synchronised).
 fn check_graph(backend: &CudaBackend, records: &GraphRecords) -> Result<()> {
     let owners = records.owners.lock().unwrap_or_else(|p| p.into_inner());
-    let used = owners.len();
-    if used == 0 {
-        return Ok(());
+    let hit = first_hit(
+        backend,
+        &records.buf,
+        records.base,
+        owners.len(),
+        |i| owners[i] as *const Loaded,
+        "a graph's bounds-check records",
+    )?;
+    match hit {
+        Some(oob) => Err(oob.into()),
+        None => Ok(()),
     }
-    let n = used * SLOTS;
-    let mut host = vec![0u64; n];
-    let stream = backend.stream();
-    stream
-        .memcpy_dtoh(&records.buf.slice(..n), &mut host[..])
-        .map_err(|e| driver_err("reading a graph's bounds-check records", e))?;
-    stream
-        .synchronize()
-        .map_err(|e| driver_err("reading a graph's bounds-check records", e))?;
-    let hit = host
-        .chunks_exact(SLOTS)
-        .zip(owners.iter())
-        .find(|(rec, _)| rec[0] != 0)
-        .map(|(rec, &owner)| {
-            // SAFETY: owners are leaked, never-freed function-table entries.
-            match unsafe { (owner as *const Loaded).as_ref() } {
-                Some(k) => decode(rec, k.kernel, k.array_names),
-                None => decode(rec, "a kernel", &[]),
-            }
-        });
-    let Some(oob) = hit else {
-        return Ok(());
-    };
-    // SAFETY: the first `n` slots of the graph's own buffer, zeroed in stream order; no replay
-    // can run concurrently with this check on the one stream.
-    unsafe { cudarc::driver::result::memset_d8_async(records.base, 0, n * 8, stream.cu_stream()) }
-        .map_err(|e| driver_err("clearing a graph's bounds-check records", e))?;
-    Err(oob.into())
 }
 
 /// Reads the device ring's records (see [`check_pending`]).
@@ -327,36 +307,15 @@ fn check_ring(backend: &CudaBackend, dev: &DeviceRing) -> Result<()> {
     };
     let _held = dev.lock.lock().unwrap_or_else(|p| p.into_inner());
     let used = ring.used.load(Ordering::Acquire);
-    if used == 0 {
-        return Ok(());
-    }
-    let n = used * SLOTS;
-    let mut host = vec![0u64; n];
-    let stream = backend.stream();
-    stream
-        .memcpy_dtoh(&ring.buf.slice(..n), &mut host[..])
-        .map_err(|e| driver_err("reading the bounds-check records", e))?;
-    stream
-        .synchronize()
-        .map_err(|e| driver_err("reading the bounds-check records", e))?;
-    let hit = host
-        .chunks_exact(SLOTS)
-        .zip(&ring.owners[..used])
-        .find(|(rec, _)| rec[0] != 0)
-        .map(|(rec, owner)| {
-            let owner = owner.load(Ordering::Relaxed);
-            // SAFETY: owners are null or leaked, never-freed function-table entries.
-            match unsafe { owner.as_ref() } {
-                Some(k) => decode(rec, k.kernel, k.array_names),
-                None => decode(rec, "a kernel", &[]),
-            }
-        });
-    if hit.is_some() {
-        // SAFETY: the first `n` slots of the ring's own buffer, zeroed in stream order (the
-        // buffer is never freed); only this function, under the lock, writes them from the host.
-        unsafe { cudarc::driver::result::memset_d8_async(ring.base, 0, n * 8, stream.cu_stream()) }
-            .map_err(|e| driver_err("clearing the bounds-check records", e))?;
-    }
+    // Only this function, under the lock, writes the ring's records from the host.
+    let hit = first_hit(
+        backend,
+        &ring.buf,
+        ring.base,
+        used,
+        |i| ring.owners[i].load(Ordering::Relaxed) as *const Loaded,
+        "the bounds-check records",
+    )?;
     for owner in &ring.owners[..used] {
         owner.store(std::ptr::null_mut(), Ordering::Relaxed);
     }
@@ -365,6 +324,50 @@ fn check_ring(backend: &CudaBackend, dev: &DeviceRing) -> Result<()> {
         Some(oob) => Err(oob.into()),
         None => Ok(()),
     }
+}
+
+/// The first failed check among the `used` records at the start of `buf` (whose device address
+/// is `base`), named after its kernel by `owner(i)`: copies them to the host (synchronising the
+/// stream) and, on a hit, zeroes them in stream order for the next launches. `what` names the
+/// records in driver errors.
+fn first_hit(
+    backend: &CudaBackend,
+    buf: &CudaSlice<u64>,
+    base: u64,
+    used: usize,
+    owner: impl Fn(usize) -> *const Loaded,
+    what: &str,
+) -> Result<Option<OutOfBounds>> {
+    if used == 0 {
+        return Ok(None);
+    }
+    let n = used * SLOTS;
+    let mut host = vec![0u64; n];
+    let stream = backend.stream();
+    stream
+        .memcpy_dtoh(&buf.slice(..n), &mut host[..])
+        .map_err(|e| driver_err(&format!("reading {what}"), e))?;
+    stream
+        .synchronize()
+        .map_err(|e| driver_err(&format!("reading {what}"), e))?;
+    let hit = host
+        .chunks_exact(SLOTS)
+        .enumerate()
+        .find(|(_, rec)| rec[0] != 0)
+        .map(|(i, rec)| {
+            // SAFETY: owners are null or leaked, never-freed function-table entries.
+            match unsafe { owner(i).as_ref() } {
+                Some(k) => decode(rec, k.kernel, k.array_names),
+                None => decode(rec, "a kernel", &[]),
+            }
+        });
+    if hit.is_some() {
+        // SAFETY: the first `n` slots of the records' own buffer (never freed while in use),
+        // zeroed in stream order; no launch can run concurrently with this on the one stream.
+        unsafe { cudarc::driver::result::memset_d8_async(base, 0, n * 8, stream.cu_stream()) }
+            .map_err(|e| driver_err(&format!("clearing {what}"), e))?;
+    }
+    Ok(hit)
 }
 
 fn decode(rec: &[u64], kernel: &str, array_names: &[&str]) -> OutOfBounds {
