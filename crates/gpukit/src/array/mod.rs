@@ -8,7 +8,8 @@
 //! evcxr display hook), `kernels/` (the built-in CUDA kernels), `kernel_args` (arrays as
 //! kernel arguments), `vectorize` (the `#[vectorize]` runtime), `warm_up` (compiling the
 //! built-in kernels ahead of use), `interop/` (cudarc, DLPack, candle and raw device pointers),
-//! `linalg/` (matrix products: cuBLAS on a GPU, ndarray on the CPU).
+//! `linalg/` (matrix products: cuBLAS on a GPU, ndarray on the CPU), `sort/` (sort and argsort
+//! along any axis: bitonic sorts in shared memory on a GPU, rayon on the CPU).
 
 mod capture;
 mod construct;
@@ -23,6 +24,7 @@ mod ops;
 mod pinned;
 pub mod random;
 mod reduce;
+mod sort;
 mod storage;
 mod transfer;
 pub(crate) mod vectorize;

@@ -12,12 +12,14 @@
 //!
 //! Files: `source` (the CUDA C++), `table` (which kernels exist, their slots and the shared
 //! launch path), `elementwise` (arithmetic, comparisons, casts, fills), `reduce` (reductions),
-//! `random` (cuRAND output mapped to ranges and integers), `diagonal` (`eye`).
+//! `random` (cuRAND output mapped to ranges and integers), `diagonal` (`eye`), `sort` (bitonic
+//! sorts of rows in shared memory, and the transpose that moves an axis last).
 
 mod diagonal;
 mod elementwise;
 pub(crate) mod random;
 mod reduce;
+pub(crate) mod sort;
 mod source;
 mod table;
 #[cfg(test)]
