@@ -3,7 +3,7 @@
 // (RawModule). None of them is a workload: they check results, close the timed span and measure
 // the memory ceilings.
 //
-//   bench_check_{f64,f32,i32}(out, ref, n, tol, res)   every element of out against ref
+//   bench_check_{f64,f32,i32,i64}(out, ref, n, tol, res) every element of out against ref
 //   bench_check_const_f64(out, n, value, res)          every element of out against one value
 //   bench_mark(flag, value)                            writes value to *flag (end of a timed span)
 //   bench_spin_until(flag, value)                      waits until *flag >= value (fallback of
@@ -68,6 +68,12 @@ extern "C" __global__ void bench_check_f32(const float* out, const float* ref, u
 extern "C" __global__ void bench_check_i32(const int* out, const int* ref, unsigned long long n,
                                            double tol, unsigned long long* res) {
     bench_check_impl<int>(out, ref, true, 0, n, tol, res);
+}
+
+// int64 (indices, such as argsort's): compared as doubles, exact below 2^53
+extern "C" __global__ void bench_check_i64(const long long* out, const long long* ref, unsigned long long n,
+                                           double tol, unsigned long long* res) {
+    bench_check_impl<long long>(out, ref, true, 0, n, tol, res);
 }
 
 extern "C" __global__ void bench_check_const_f64(const double* out, unsigned long long n, double value,

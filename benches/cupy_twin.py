@@ -35,6 +35,8 @@ BLUR_SHAPE = (8192, 8192, 4)
 LAUNCHES = 20_000
 #: Side of the square matrices of the matmul rows.
 MATMUL_N = 4096
+#: Rows and columns of the sort rows' array (lab 5.1's random array).
+SORT_SHAPE = (10_000, 5_000)
 #: GEMM size of the ceilings.
 GEMM_N = 8192
 #: Bytes per "GiB" of the memory ceilings' buffer sizes (tests shrink it).
@@ -192,7 +194,8 @@ def check_blocks(n: int, sms: int) -> int:
 class Checker:
     """The checker kernels of bench_kernels.cu on CuPy arrays."""
 
-    KERNELS = {"float64": "bench_check_f64", "float32": "bench_check_f32", "int32": "bench_check_i32"}
+    KERNELS = {"float64": "bench_check_f64", "float32": "bench_check_f32", "int32": "bench_check_i32",
+               "int64": "bench_check_i64"}
 
     def __init__(self, cp, module, sms: int):
         self.cp, self.module, self.sms = cp, module, sms
@@ -694,6 +697,9 @@ def run_all(warmup: int, reps: int, only: str | None, emit):
             del a, b, ref
         del a_host, b_host, ref_host
 
+    if any(wants(x) for x in SORT_NAMES):
+        run_sort(cp, np, bracket, checker, warmup, reps, wants, emit)
+
     transfers = (
         "to_device 2 GiB (pageable host memory)",
         "to_host 2 GiB (pageable host memory)",
@@ -702,6 +708,45 @@ def run_all(warmup: int, reps: int, only: str | None, emit):
     )
     if any(wants(t) for t in transfers):
         run_transfers(cp, np, bracket, checker, reps, wants, transfers, emit)
+
+
+SORT_NAMES = ("sort (float64, 10000x5000, last axis)", "argsort (float64, 10000x5000, last axis)")
+SORT_CHECK = ("every element against a host reference (each row sorted on the host; the stable order for argsort), "
+              "device checker kernel, result's pool block poisoned before each call")
+
+
+def sort_input_host(n):
+    """The sort rows' input, as gpukit-bench's `sort_input_at`: the low 32 bits of i * 2654435761
+    over 2^32 for C-order index i (exact in float64, scattered, distinct below 2^32 elements)."""
+    import numpy as np
+    i = np.arange(n, dtype=np.uint64)
+    return ((i * np.uint64(2654435761)) & np.uint64(0xFFFFFFFF)).astype(np.float64) / 4294967296.0
+
+
+def run_sort(cp, np, bracket, checker, warmup, reps, wants, emit):
+    """sort and argsort of lab 5.1's (10_000, 5_000) float64 array along the last axis."""
+    rows, cols = SORT_SHAPE
+    n = rows * cols
+    host = sort_input_host(n).reshape(rows, cols)
+    order = np.argsort(host, axis=-1, kind="stable")  # numpy on the host, unique (distinct values)
+    a = cp.asarray(host)
+    if wants(SORT_NAMES[0]):
+        ref = cp.asarray(np.take_along_axis(host, order, axis=-1))
+        check = summary(cp.sort(a, axis=-1))
+        m = measure(cp, bracket, warmup, reps, SORT_CHECK, lambda: cp.sort(a, axis=-1),
+                    lambda s: checker.compare(s, ref, 0.0),
+                    setup=lambda: poison_pool(cp, (rows, cols), cp.float64, np.nan, POOL_POISON))
+        emit(row(SORT_NAMES[0], m, bracket.how(), check, 2 * n * 8, "rw", note="cp.sort(a, axis=-1)"))
+        del ref
+    if wants(SORT_NAMES[1]):
+        ref = cp.asarray(order.astype(np.int64))
+        check = summary(cp.argsort(a, axis=-1).astype(cp.float64))
+        m = measure(cp, bracket, warmup, reps, SORT_CHECK, lambda: cp.argsort(a, axis=-1),
+                    lambda i: checker.compare(i, ref, 0.0),
+                    setup=lambda: poison_pool(cp, (rows, cols), cp.int64, -1, POOL_POISON))
+        emit(row(SORT_NAMES[1], m, bracket.how(), check, 2 * n * 8, "rw", note="cp.argsort(a, axis=-1), int64"))
+        del ref
+    del a, host, order
 
 
 _first_launch_count = 0

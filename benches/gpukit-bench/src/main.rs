@@ -25,6 +25,7 @@ mod gpu;
 mod json;
 mod kernels;
 mod rawcuda;
+mod sort_rows;
 mod timing;
 mod verify;
 

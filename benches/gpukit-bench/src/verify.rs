@@ -303,6 +303,35 @@ impl Checker {
         }
     }
 
+    /// Every element of `out` against `reference` exactly (`i64`: indices, such as argsort's).
+    pub fn compare_i64(&self, out: &Array<i64>, reference: &Array<i64>) -> Result<Outcome> {
+        if out.size() != reference.size() {
+            return Ok(Outcome::wrong_length(out.size(), reference.size()));
+        }
+        match self {
+            Checker::Host => {
+                let f = |v: Vec<i64>| v.into_iter().map(|x| x as f64).collect::<Vec<f64>>();
+                Ok(compare_host(
+                    &f(out.to_vec()?),
+                    &f(reference.to_vec()?),
+                    0.0,
+                ))
+            }
+            Checker::Device {
+                module,
+                sms,
+                device,
+            } => {
+                let k = module.kernel("bench_check_i64")?;
+                let n = out.size();
+                let mut res = Array::<u64>::from_slice_on(&[0, 0, u64::MAX, 0], device)?;
+                let blocks = check_blocks(n, *sms);
+                launch!(k[blocks, CHECK_THREADS as usize](out, reference, n as u64, 0.0f64, &mut res))?;
+                Ok(Outcome::from_counters(&res.to_vec()?, n as u64))
+            }
+        }
+    }
+
     /// Every element of `out` against one value, exactly.
     pub fn compare_const(&self, out: &Array<f64>, value: f64) -> Result<Outcome> {
         match self {

@@ -34,7 +34,9 @@ use crate::kernel::cuda::launch_values;
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::CudaSlice;
 
-/// Most threads of a block of the chunk kernels (`__launch_bounds__` in the source).
+/// Most threads of a block of the chunk kernels (`__launch_bounds__(1024, 2)` in the source:
+/// two such blocks per multiprocessor, 32 registers per thread, so that one block's loads and
+/// compare-exchanges overlap the other's barriers).
 const CHUNK_THREADS: usize = 1024;
 /// Elements a chunk holds at least when the array has them (small rows share a block).
 const MIN_CHUNK: usize = 2048;
@@ -104,10 +106,17 @@ __device__ __forceinline__ void gk_chunk(const GK_T* in, GK_T* out_v, long long*
     const gk_u64 kfirst = kmerge ? kmerge : 2;
     const gk_u64 klast = kmerge ? kmerge : (P < (gk_u64)C ? P : (gk_u64)C);
     for (gk_u64 k = kfirst; k <= klast; k <<= 1) {
+        // The direction of a compare-exchange at a: ascending in the last stage (k == P), else
+        // by bit k of a's index in its row. `base` is a multiple of C, so that bit is a's own
+        // for k < C and the block's (the same for all its pairs) for k >= C: 32-bit work inside.
+        const bool whole = (k == P);
+        const bool per_block = k >= (gk_u64)C;
+        const bool block_up = whole || ((base & k) == 0);
+        const gk_u32 k32 = (gk_u32)k;
         for (gk_u32 j = kmerge ? half : (gk_u32)(k >> 1); j > 0; j >>= 1) {
             for (gk_u32 t = threadIdx.x; t < half; t += blockDim.x) {
                 const gk_u32 a = ((t & ~(j - 1)) << 1) | (t & (j - 1));
-                const bool up = (k == P) || (((base + a) & k) == 0);
+                const bool up = per_block ? block_up : (whole || ((a & k32) == 0));
                 gk_cmpx<ARG>(key, idx, a, a + j, up);
             }
             __syncthreads();
@@ -145,11 +154,11 @@ __device__ __forceinline__ void gk_step(GK_K* key, gk_u32* idx, gk_u64 pairs, gk
                         gk_u64 kmerge, int flags
 #define GK_CHUNK_ARGS gkey, gidx, rows, len, lp, lc, kmerge, flags
 
-extern "C" __global__ void __launch_bounds__(1024)
+extern "C" __global__ void __launch_bounds__(1024, 2)
 GK_NAME(gk_sort_chunk_)(const GK_T* in, GK_T* out, GK_CHUNK_PARAMS) {
     gk_chunk<false>(in, out, 0, GK_CHUNK_ARGS);
 }
-extern "C" __global__ void __launch_bounds__(1024)
+extern "C" __global__ void __launch_bounds__(1024, 2)
 GK_NAME(gk_argsort_chunk_)(const GK_T* in, long long* out, GK_CHUNK_PARAMS) {
     gk_chunk<true>(in, 0, out, GK_CHUNK_ARGS);
 }
@@ -610,6 +619,34 @@ mod tests {
         assert_eq!(ceil_log2(8192), 13);
     }
 
+    /// Every sort module compiles with NVRTC and has its four kernels (no GPU needed; skipped
+    /// without libnvrtc unless `GPUKIT_REQUIRE_NVRTC=1`).
+    #[test]
+    fn sort_modules_compile_with_nvrtc() {
+        if !crate::testing::nvrtc_or_skip() {
+            return;
+        }
+        for (name, src) in programs() {
+            let ptx = crate::backend::cuda::compile_ptx(&name, &src, "sm_90")
+                .unwrap_or_else(|e| panic!("{e}"));
+            let entries = crate::backend::cuda::ptx_entries(&ptx);
+            let want: Vec<String> = match name.strip_prefix("gpukit_sort_") {
+                Some(s) => ["sort_chunk", "argsort_chunk", "sort_step", "argsort_step"]
+                    .iter()
+                    .map(|k| format!("gk_{k}_{s}"))
+                    .collect(),
+                None => ["w1", "w4", "w8"]
+                    .iter()
+                    .map(|w| format!("gk_transpose_{w}"))
+                    .collect(),
+            };
+            for w in want {
+                assert!(entries.contains(&w), "{name}: {w} missing from {entries:?}");
+            }
+        }
+        assert_eq!(programs().len(), 8);
+    }
+
     /// The kernels' network, run on the host with the same index arithmetic: sorted and stable
     /// for several geometries, the global-memory merge included.
     #[test]
@@ -638,16 +675,26 @@ mod tests {
                 }
             };
             let ppu = pp as u64;
-            // chunk sort (each block's chunk; `base + a` is the global index)
+            // chunk sort, block by block, with the kernel's direction rule (`base` a multiple
+            // of C: bit k of the index is a's own below C, the block's from C on)
+            let up_of = |base: usize, a: usize, k: usize| {
+                let whole = k as u64 == ppu;
+                if k >= c {
+                    whole || (base & k) == 0
+                } else {
+                    whole || (a & k) == 0
+                }
+            };
             let kl = pp.min(c);
             let mut k = 2;
             while k <= kl {
                 let mut j = k / 2;
                 while j > 0 {
-                    for t in 0..total / 2 {
-                        let a = ((t & !(j - 1)) << 1) | (t & (j - 1));
-                        let up = k as u64 == ppu || (a & k) == 0;
-                        cmpx(a, a + j, up);
+                    for base in (0..total).step_by(c) {
+                        for t in 0..c / 2 {
+                            let a = ((t & !(j - 1)) << 1) | (t & (j - 1));
+                            cmpx(base + a, base + a + j, up_of(base, a, k));
+                        }
                     }
                     j /= 2;
                 }
@@ -656,11 +703,21 @@ mod tests {
             let mut k = 2 * c;
             while p.global && k <= pp {
                 let mut j = k / 2;
-                while j > 0 {
+                // the global steps (j >= C), then the chunk's steps (j < C)
+                while j >= c {
                     for t in 0..total / 2 {
                         let a = ((t & !(j - 1)) << 1) | (t & (j - 1));
                         let up = k == pp || (a & k) == 0;
                         cmpx(a, a + j, up);
+                    }
+                    j /= 2;
+                }
+                while j > 0 {
+                    for base in (0..total).step_by(c) {
+                        for t in 0..c / 2 {
+                            let a = ((t & !(j - 1)) << 1) | (t & (j - 1));
+                            cmpx(base + a, base + a + j, up_of(base, a, k));
+                        }
                     }
                     j /= 2;
                 }

@@ -106,7 +106,7 @@ impl<T: Numeric> Array<T> {
         let Split { outer, n, inner } = split;
         let shape = self.shape().to_vec();
         if inner == 1 || n <= 1 || self.is_empty() {
-            let rows = if n == 0 { 0 } else { self.size() / n };
+            let rows = self.size().checked_div(n).unwrap_or(0);
             return rows_op(self, rows, n)?.into_shape(shape);
         }
         let moved = self.transposed(outer, n, inner)?;
