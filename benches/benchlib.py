@@ -31,7 +31,6 @@ ROOT = HERE.parent
 
 #: Workloads of issue 6 that gpukit has no API for yet (kept in results.json as `missing`).
 NOT_YET = [
-    ("sort (float64, 10000x5000, last axis)", "gpukit has no sort yet"),
     ("SVD (float64, 1000x1000)", "gpukit has no SVD (cuSOLVER) yet"),
     ("matmul (float32, 8192^2)", "measured at 4096^2 so far (rows `matmul (float32, 4096^2)`)"),
     ("matmul (float64, 8192^2)", "measured at 4096^2 so far (rows `matmul (float64, 4096^2)`)"),
