@@ -147,7 +147,7 @@ pub(crate) fn sort_rows<T: Element>(
         .checked_mul(1usize << p.lp)
         .ok_or_else(|| Error::Shape(format!("sort: {rows} rows of {len} are too many")))?;
     let (program, src) = source(d);
-    let module = backend.compile(&program, &src)?;
+    let module = backend.compile(program, src)?;
     let s = suffix(d);
     let chunk_name = format!("gk_{}sort_chunk_{s}", if arg { "arg" } else { "" });
     let step_name = format!("gk_{}sort_step_{s}", if arg { "arg" } else { "" });

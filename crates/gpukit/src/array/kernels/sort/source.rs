@@ -2,6 +2,7 @@
 //! chunk and step kernels of `sort` and `argsort`), and the transpose module.
 
 use crate::element::DType;
+use std::sync::OnceLock;
 
 /// The definitions every per-dtype module shares; `GK_T` (element), `GK_K` (key), `GK_KMAX`
 /// and the key functions are defined before it by [`source`].
@@ -205,8 +206,24 @@ pub(super) fn key_bytes(d: DType) -> usize {
     }
 }
 
-/// `(program name, source)` of the sort module of element type `d`.
-pub(super) fn source(d: DType) -> (String, String) {
+/// `(program name, source)` of the sort module of element type `d`, made once per process.
+pub(super) fn source(d: DType) -> &'static (String, String) {
+    static SOURCES: [OnceLock<(String, String)>; 8] = [const { OnceLock::new() }; 8];
+    let slot = match d {
+        DType::Bool => 0,
+        DType::U8 => 1,
+        DType::I32 => 2,
+        DType::I64 => 3,
+        DType::U32 => 4,
+        DType::U64 => 5,
+        DType::F32 => 6,
+        DType::F64 => 7,
+    };
+    SOURCES[slot].get_or_init(|| make_source(d))
+}
+
+/// The sort module of element type `d`: its types, key functions and the shared kernels.
+fn make_source(d: DType) -> (String, String) {
     let s = suffix(d);
     let (key, kmax) = if key_bytes(d) == 8 {
         ("gk_u64", "0xffffffffffffffffull")
@@ -275,7 +292,7 @@ const SORTABLE: [DType; 7] = [
 /// `(program name, source)` of every module of this file (for warming the caches and the NVRTC
 /// test).
 pub(in crate::array::kernels) fn programs() -> Vec<(String, String)> {
-    let mut v: Vec<(String, String)> = SORTABLE.iter().map(|&d| source(d)).collect();
+    let mut v: Vec<(String, String)> = SORTABLE.iter().map(|&d| source(d).clone()).collect();
     v.push((TRANSPOSE_PROGRAM.to_string(), TRANSPOSE_SOURCE.to_string()));
     v
 }
