@@ -84,7 +84,7 @@ impl<T: Numeric> Array<T> {
     /// `np.sort(a, axis=axis)`. An axis outside the array is an error naming it and the shape.
     pub fn sort_axis(&self, axis: isize) -> Result<Array<T>> {
         let split = resolve_axis("sort", self.shape(), axis)?;
-        self.along(split, |a, rows, len| a.sort_rows(rows, len))
+        self.sort_along(split, |a, rows, len| a.sort_rows_flat(rows, len))
     }
 
     /// The indices that sort the array along `axis` (stable, `i64`), as
@@ -93,12 +93,12 @@ impl<T: Numeric> Array<T> {
     /// naming it and the shape.
     pub fn argsort_axis(&self, axis: isize) -> Result<Array<i64>> {
         let split = resolve_axis("argsort", self.shape(), axis)?;
-        self.along(split, |a, rows, len| a.argsort_rows(rows, len))
+        self.sort_along(split, |a, rows, len| a.argsort_rows_flat(rows, len))
     }
 
     /// Applies a sort of contiguous rows along `split`'s axis: directly when it is the last
     /// one (`inner == 1`), else on the transposed copy `(outer, inner, n)`, transposed back.
-    fn along<U: Element>(
+    fn sort_along<U: Element>(
         &self,
         split: Split,
         rows_op: impl FnOnce(&Array<T>, usize, usize) -> Result<Array<U>>,
@@ -109,13 +109,13 @@ impl<T: Numeric> Array<T> {
             let rows = self.size().checked_div(n).unwrap_or(0);
             return rows_op(self, rows, n)?.into_shape(shape);
         }
-        let moved = self.transposed(outer, n, inner)?;
+        let moved = self.sort_transposed(outer, n, inner)?;
         let sorted = rows_op(&moved, outer * inner, n)?;
-        sorted.transposed(outer, inner, n)?.into_shape(shape)
+        sorted.sort_transposed(outer, inner, n)?.into_shape(shape)
     }
 
     /// Each row of `len` sorted (the array holds `rows * len` elements), as a flat array.
-    fn sort_rows(&self, rows: usize, len: usize) -> Result<Array<T>> {
+    fn sort_rows_flat(&self, rows: usize, len: usize) -> Result<Array<T>> {
         match self.storage() {
             Storage::Cpu(v) => {
                 Array::from_storage(vec![rows * len], Storage::Cpu(cpu::sort(v, len)?))
@@ -136,7 +136,7 @@ impl<T: Numeric> Array<T> {
     }
 
     /// The stable sorting indices of each row of `len`, as a flat array.
-    fn argsort_rows(&self, rows: usize, len: usize) -> Result<Array<i64>> {
+    fn argsort_rows_flat(&self, rows: usize, len: usize) -> Result<Array<i64>> {
         match self.storage() {
             Storage::Cpu(v) => {
                 Array::from_storage(vec![rows * len], Storage::Cpu(cpu::argsort(v, len)?))
@@ -160,7 +160,7 @@ impl<T: Numeric> Array<T> {
 impl<T: Element> Array<T> {
     /// The C-order elements of this array read as `batches` matrices of `r x c`, each
     /// transposed: a new flat array of `batches * c * r` elements on the same device.
-    fn transposed(&self, batches: usize, r: usize, c: usize) -> Result<Array<T>> {
+    fn sort_transposed(&self, batches: usize, r: usize, c: usize) -> Result<Array<T>> {
         let n = batches * r * c;
         match self.storage() {
             Storage::Cpu(v) => {
