@@ -8,11 +8,14 @@
 //! evcxr display hook), `kernels/` (the built-in CUDA kernels), `kernel_args` (arrays as
 //! kernel arguments), `vectorize` (the `#[vectorize]` runtime), `warm_up` (compiling the
 //! built-in kernels ahead of use), `interop/` (cudarc, DLPack, candle and raw device pointers),
-//! `linalg/` (matrix products: cuBLAS on a GPU, ndarray on the CPU).
+//! `linalg/` (matrix products: cuBLAS on a GPU, ndarray on the CPU), `complex` (complex arrays'
+//! parts and arithmetic), `fft/` (Fourier transforms: cuFFT on a GPU, rustfft on the CPU).
 
 mod capture;
+mod complex;
 mod construct;
 mod display;
+pub mod fft;
 mod interop;
 mod kernel_args;
 pub(crate) mod kernels;

@@ -12,8 +12,10 @@
 //!
 //! Files: `source` (the CUDA C++), `table` (which kernels exist, their slots and the shared
 //! launch path), `elementwise` (arithmetic, comparisons, casts, fills), `reduce` (reductions),
-//! `random` (cuRAND output mapped to ranges and integers), `diagonal` (`eye`).
+//! `random` (cuRAND output mapped to ranges and integers), `diagonal` (`eye`), `complex` (complex
+//! arrays' fills, conversions and arithmetic).
 
+pub(crate) mod complex;
 mod diagonal;
 mod elementwise;
 pub(crate) mod random;
