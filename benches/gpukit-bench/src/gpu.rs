@@ -27,6 +27,8 @@ pub struct Sizes {
     pub launches: usize,
     /// Side of the square matrices of the matmul rows.
     pub matmul: usize,
+    /// Side of the cube of the FFT row (`crate::fft`).
+    pub fft: usize,
 }
 
 /// The sizes of the recorded benchmarks.
@@ -37,6 +39,7 @@ pub const FULL: Sizes = Sizes {
     blur: (8192, 8192, 4),
     launches: 20_000,
     matmul: 4096,
+    fft: 256,
 };
 
 /// Tiny sizes for the dry run on the CPU backend (checks the harness, times nothing useful).
@@ -47,6 +50,7 @@ pub const DRY: Sizes = Sizes {
     blur: (40, 24, 4),
     launches: 20,
     matmul: 37,
+    fft: 6,
 };
 
 /// One result line.
@@ -78,7 +82,7 @@ pub struct Row {
 impl Row {
     /// A row of spans.
     #[allow(clippy::too_many_arguments)]
-    fn op(
+    pub(crate) fn op(
         name: &'static str,
         m: Measured,
         span: &'static str,
@@ -736,6 +740,10 @@ pub fn run_all(
         }
     }
 
+    if let Some(row) = crate::fft::fft_row(opts, t, checker, z.fft)? {
+        emit(row);
+    }
+
     const TRANSFERS: [&str; 4] = [
         "to_device 2 GiB (pageable host memory)",
         "to_host 2 GiB (pageable host memory)",
@@ -1078,7 +1086,7 @@ mod tests {
         .unwrap();
         let names: Vec<&str> = rows.iter().map(|r| r.name).collect();
         // all but the two rows of the raw-CUDA empty kernel (plain launches, and in a graph)
-        assert_eq!(rows.len(), 21, "{names:?}");
+        assert_eq!(rows.len(), 22, "{names:?}");
         for row in &rows {
             let j = row.json("gpukit").render();
             assert!(j.contains("\"verify\":"), "{j}");

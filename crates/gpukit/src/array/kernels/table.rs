@@ -297,15 +297,17 @@ pub(super) fn ptr_mut<T>(backend: &CudaBackend, s: &mut CudaSlice<T>) -> u64 {
 }
 
 /// A scalar parameter's slot: its bytes in the low bytes of a `u64` (what the kernel reads).
+/// Elements are at most 8 bytes except `Complex<f64>`, whose scalars travel as two `f64`
+/// parameters (`kernels::complex`); it never comes here, and would keep only its real part.
 #[inline]
 pub(super) fn bits<T: Element>(v: T) -> u64 {
+    debug_assert!(std::mem::size_of::<T>() <= 8, "{} scalar as one slot", T::DTYPE);
     let mut b = 0u64;
-    assert!(
-        std::mem::size_of::<T>() <= 8,
-        "a scalar kernel parameter is at most 8 bytes (complex128 scalars travel as two f64)"
-    );
-    // SAFETY: plain data of at most 8 bytes (checked above).
-    unsafe { (&mut b as *mut u64 as *mut T).write_unaligned(v) };
+    let n = std::mem::size_of::<T>().min(8);
+    // SAFETY: copies `n` bytes from a live `T` of at least `n` bytes into the 8 bytes of `b`.
+    unsafe {
+        std::ptr::copy_nonoverlapping(&v as *const T as *const u8, &mut b as *mut u64 as *mut u8, n)
+    };
     b
 }
 
