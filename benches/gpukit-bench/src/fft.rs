@@ -49,12 +49,7 @@ pub fn fft_summary(f: &Array<Complex<f64>>) -> Result<Vec<f64>> {
 }
 
 /// The FFT row, or `None` when `--only` leaves it out.
-pub fn fft_row(
-    opts: &Opts,
-    t: &mut Timer,
-    checker: &Checker,
-    side: usize,
-) -> Result<Option<Row>> {
+pub fn fft_row(opts: &Opts, t: &mut Timer, checker: &Checker, side: usize) -> Result<Option<Row>> {
     if !opts.wants(FFT_ROW) {
         return Ok(None);
     }
@@ -101,7 +96,10 @@ mod tests {
     fn the_input_is_in_one_to_two() {
         for i in [0usize, 1, 255, 65_521, (1 << 24) - 1] {
             let z = fft_input_at(i);
-            assert!((1.0..2.0).contains(&z.re) && (1.0..2.0).contains(&z.im), "{i}: {z}");
+            assert!(
+                (1.0..2.0).contains(&z.re) && (1.0..2.0).contains(&z.im),
+                "{i}: {z}"
+            );
         }
         assert_eq!(fft_input_at(0), Complex::new(1.0, 1.0));
         assert_eq!(fft_input_at(1).im, 1.0 + 40_503.0 / 65_521.0);

@@ -92,9 +92,9 @@ pub mod __private;
 /// Charts are not glob-imported (their names, `line`, `bar`, ..., are too common): call them
 /// through the module, `gpukit::plot::line(&x, &y)?`, or `use gpukit::plot;` and `plot::line`.
 pub mod prelude {
+    pub use crate::array::fft;
     pub use crate::array::{random, Array, PinnedBuffer};
     pub use crate::device::{default_device, set_default_device, synchronize, Device};
-    pub use crate::array::fft;
     pub use crate::element::{Complex, DType, Element, Float, Numeric};
     pub use crate::error::{Error, Result};
     pub use crate::kernel::exports::*;

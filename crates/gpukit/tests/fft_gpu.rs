@@ -48,7 +48,10 @@ fn same_on_both(dev: &Device, shape: &[usize], f: Transform, name: &str, tol: f6
     assert_eq!(gr.device(), *dev);
     let d = max_diff(&gr.to_vec().unwrap(), &cr.to_vec().unwrap());
     let scale = (n as f64).sqrt().max(1.0);
-    assert!(d < tol * scale, "{name} {shape:?}: GPU and CPU differ by {d}");
+    assert!(
+        d < tol * scale,
+        "{name} {shape:?}: GPU and CPU differ by {d}"
+    );
 }
 
 #[test]
@@ -74,7 +77,14 @@ fn complex_transforms_match_the_cpu() {
         same_on_both(&dev, shape, fft::fft2, "fft2", 1e-12);
         same_on_both(&dev, shape, fft::ifft2, "ifft2", 1e-12);
     }
-    let n_d: [&[usize]; 6] = [&[5], &[6, 10], &[1, 1, 1], &[3, 5, 7], &[16, 16, 16], &[2, 13, 4]];
+    let n_d: [&[usize]; 6] = [
+        &[5],
+        &[6, 10],
+        &[1, 1, 1],
+        &[3, 5, 7],
+        &[16, 16, 16],
+        &[2, 13, 4],
+    ];
     for shape in n_d {
         same_on_both(&dev, shape, fft::fftn, "fftn", 1e-12);
         same_on_both(&dev, shape, fft::ifftn, "ifftn", 1e-12);
@@ -120,7 +130,14 @@ fn round_trip_and_parseval_on_the_gpu_in_both_precisions() {
 #[test]
 fn real_transforms_match_the_cpu() {
     let Some((dev, _lock)) = gpu() else { return };
-    for shape in [vec![1usize], vec![2], vec![9], vec![16], vec![3, 11], vec![4, 2, 64]] {
+    for shape in [
+        vec![1usize],
+        vec![2],
+        vec![9],
+        vec![16],
+        vec![3, 11],
+        vec![4, 2, 64],
+    ] {
         let n: usize = shape.iter().product();
         let last = *shape.last().unwrap();
         let x = values(n, 9);
@@ -136,14 +153,29 @@ fn real_transforms_match_the_cpu() {
         assert_eq!(back.shape(), &shape[..]);
         let back_cpu = fft::irfft_n(&hc, last).unwrap().to_vec().unwrap();
         for ((p, q), r) in back.to_vec().unwrap().iter().zip(&back_cpu).zip(&x) {
-            assert!((p - q).abs() < 1e-12 && (p - r).abs() < 1e-12, "irfft {shape:?}");
+            assert!(
+                (p - q).abs() < 1e-12 && (p - r).abs() < 1e-12,
+                "irfft {shape:?}"
+            );
         }
         // The input of irfft is left unchanged (cuFFT's C2R works on a copy).
-        assert_eq!(hg.to_vec().unwrap(), spectrum, "irfft {shape:?} changed its input");
+        assert_eq!(
+            hg.to_vec().unwrap(),
+            spectrum,
+            "irfft {shape:?} changed its input"
+        );
     }
     let x32 = Array::from_vec_on(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], 6, &dev).unwrap();
-    let back = fft::irfft(&fft::rfft(&x32).unwrap()).unwrap().to_vec().unwrap();
-    assert!(back.iter().zip(1..).all(|(v, i)| (v - i as f32).abs() < 1e-5), "{back:?}");
+    let back = fft::irfft(&fft::rfft(&x32).unwrap())
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    assert!(
+        back.iter()
+            .zip(1..)
+            .all(|(v, i)| (v - i as f32).abs() < 1e-5),
+        "{back:?}"
+    );
 }
 
 #[test]
@@ -160,7 +192,10 @@ fn empty_batches_and_bad_shapes_on_the_gpu() {
     assert!(fft::irfft_n(&a, 4).is_err());
     // The device still works after the errors.
     let one = Array::from_vec_on(vec![Complex::new(2.0, -1.0)], 1, &dev).unwrap();
-    assert_eq!(fft::fft(&one).unwrap().to_vec().unwrap(), vec![Complex::new(2.0, -1.0)]);
+    assert_eq!(
+        fft::fft(&one).unwrap().to_vec().unwrap(),
+        vec![Complex::new(2.0, -1.0)]
+    );
 }
 
 #[test]
@@ -192,9 +227,18 @@ fn complex_arrays_match_the_cpu() {
             let d = max_diff(&g.to_vec().unwrap(), &c.to_vec().unwrap());
             assert!(d < 1e-12, "operation {i}, n = {n}: {d}");
         }
-        assert_eq!(ag.re().unwrap().to_vec().unwrap(), ac.re().unwrap().to_vec().unwrap());
-        assert_eq!(ag.im().unwrap().to_vec().unwrap(), ac.im().unwrap().to_vec().unwrap());
-        let (mg, mc) = (ag.abs().unwrap().to_vec().unwrap(), ac.abs().unwrap().to_vec().unwrap());
+        assert_eq!(
+            ag.re().unwrap().to_vec().unwrap(),
+            ac.re().unwrap().to_vec().unwrap()
+        );
+        assert_eq!(
+            ag.im().unwrap().to_vec().unwrap(),
+            ac.im().unwrap().to_vec().unwrap()
+        );
+        let (mg, mc) = (
+            ag.abs().unwrap().to_vec().unwrap(),
+            ac.abs().unwrap().to_vec().unwrap(),
+        );
         assert!(mg.iter().zip(&mc).all(|(p, q)| (p - q).abs() < 1e-14));
         // Conversions: f64 → complex128 → complex64 → f32, and back.
         let r = ag.re().unwrap();
@@ -216,7 +260,10 @@ fn complex_arrays_match_the_cpu() {
     // Fills, eye, zeros and display on the GPU.
     let f = Array::full_on([2, 3], Complex::new(1.5f32, -0.5), &dev).unwrap();
     assert_eq!(f.to_vec().unwrap(), vec![Complex::new(1.5, -0.5); 6]);
-    let e = Array::<Complex<f64>>::eye_on(3, &dev).unwrap().to_vec().unwrap();
+    let e = Array::<Complex<f64>>::eye_on(3, &dev)
+        .unwrap()
+        .to_vec()
+        .unwrap();
     assert_eq!(e[4], Complex::new(1.0, 0.0));
     assert_eq!(e[1], <Complex<f64> as Element>::zero());
     let s = f.repr();

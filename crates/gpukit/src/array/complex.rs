@@ -44,7 +44,13 @@ impl<T: ComplexPart> Array<Complex<T>> {
                 let mut out = unsafe { backend.alloc::<T>(n)? };
                 ck::part(backend, slice, &mut out, n, which)?;
                 let backend = backend.clone();
-                Array::from_storage(shape, Storage::Cuda { backend, slice: out })
+                Array::from_storage(
+                    shape,
+                    Storage::Cuda {
+                        backend,
+                        slice: out,
+                    },
+                )
             }
         }
     }
@@ -78,7 +84,13 @@ impl<T: ComplexPart> Array<Complex<T>> {
                 let mut out = unsafe { backend.alloc::<Complex<T>>(n)? };
                 ck::conj(backend, slice, &mut out, n)?;
                 let backend = backend.clone();
-                Array::from_storage(shape, Storage::Cuda { backend, slice: out })
+                Array::from_storage(
+                    shape,
+                    Storage::Cuda {
+                        backend,
+                        slice: out,
+                    },
+                )
             }
         }
     }
@@ -143,7 +155,13 @@ impl<T: ComplexPart> Array<Complex<T>> {
                 let mut out = unsafe { backend.alloc::<Complex<T>>(n)? };
                 ck::binary(backend, op, slice, b, &mut out, n)?;
                 let backend = backend.clone();
-                Array::from_storage(shape, Storage::Cuda { backend, slice: out })
+                Array::from_storage(
+                    shape,
+                    Storage::Cuda {
+                        backend,
+                        slice: out,
+                    },
+                )
             }
         }
     }
@@ -260,7 +278,10 @@ mod tests {
         let r = Array::from_vec_on(vec![1.5f32, -2.0], 2, &Device::Cpu)?;
         let z = r.to_complex()?;
         assert_eq!(z.dtype(), crate::DType::Complex64);
-        assert_eq!(z.to_vec()?, vec![Complex::new(1.5f32, 0.), Complex::new(-2., 0.)]);
+        assert_eq!(
+            z.to_vec()?,
+            vec![Complex::new(1.5f32, 0.), Complex::new(-2., 0.)]
+        );
         assert_eq!(z.astype::<f64>()?.to_vec()?, vec![1.5, -2.0]);
         assert!(z.astype::<i32>().is_err(), "complex to int is refused");
         let e = (&a + &Array::zeros_on(3, &Device::Cpu)?).unwrap_err();

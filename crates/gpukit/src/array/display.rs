@@ -272,7 +272,11 @@ fn format_complex_values<T: Element>(values: &[T], single: bool) -> Vec<String> 
     re.iter()
         .zip(im_words.iter().zip(&im))
         .map(|(r, (i, v))| {
-            let sign = if v.is_sign_negative() && !v.is_nan() { '-' } else { '+' };
+            let sign = if v.is_sign_negative() && !v.is_nan() {
+                '-'
+            } else {
+                '+'
+            };
             let i = format!("{}j", i.trim());
             format!("{r}{sign}{i:<w$}", w = width + 1)
         })

@@ -90,9 +90,11 @@ impl<T: ComplexPart> Div for Complex<T> {
     type Output = Complex<T>;
     /// The textbook quotient `a·conj(b) / |b|²` (what the CUDA kernels compute too).
     fn div(self, b: Complex<T>) -> Complex<T> {
-        let d = b.re.elem_mul(b.re).elem_add(b.im.elem_mul(b.im));
-        let n = self * b.conj();
-        Complex::new(n.re.elem_div(d), n.im.elem_div(d))
+        let (xr, xi, yr, yi) = (self.re, self.im, b.re, b.im);
+        let d = yr.elem_mul(yr).elem_add(yi.elem_mul(yi));
+        let re = xr.elem_mul(yr).elem_add(xi.elem_mul(yi));
+        let im = xi.elem_mul(yr).elem_sub(xr.elem_mul(yi));
+        Complex::new(re.elem_div(d), im.elem_div(d))
     }
 }
 
@@ -212,7 +214,10 @@ mod tests {
         assert!(bool::cast_from(Complex::new(0.0f64, 1.0)));
         assert_eq!(Complex::new(1.0f64, 2.0).to_string(), "1+2j");
         assert_eq!(Complex::new(-0.5f64, -1.0).to_string(), "-0.5-1j");
-        assert_eq!(Complex::new(f64::NAN, f64::INFINITY).to_string(), "nan+infj");
+        assert_eq!(
+            Complex::new(f64::NAN, f64::INFINITY).to_string(),
+            "nan+infj"
+        );
         assert!(Complex::new(1.0, 5.0) < Complex::new(2.0, 0.0));
         assert_eq!(DType::Complex128.numpy_name(), "complex128");
     }

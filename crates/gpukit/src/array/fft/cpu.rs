@@ -90,7 +90,7 @@ pub(super) fn irfft<T: FftFloat>(a: &[Complex<T>], n: usize, batch: usize) -> Re
                 line[k] = h[k].into();
             }
             line[0].im = zero::<T>();
-            if n % 2 == 0 {
+            if n.is_multiple_of(2) {
                 line[n / 2].im = zero::<T>();
             }
             for k in 1..n.div_ceil(2) {

@@ -78,7 +78,13 @@ pub(super) fn rfft<T: FftFloat>(
         unsafe { backend.cufft_exec(kinds::<T>().1, &[n], batch, src, dst, false)? };
     }
     let backend = backend.clone();
-    Array::from_storage(shape, Storage::Cuda { backend, slice: out })
+    Array::from_storage(
+        shape,
+        Storage::Cuda {
+            backend,
+            slice: out,
+        },
+    )
 }
 
 /// `batch` half spectra → `shape` (the last axis `n` real points), scaled by `1 / n`.
@@ -101,7 +107,13 @@ pub(super) fn irfft<T: FftFloat>(
         unsafe { backend.cufft_exec(kinds::<T>().2, &[n], batch, src, dst, true)? };
     }
     let backend = backend.clone();
-    let mut out = Array::from_storage(shape, Storage::Cuda { backend, slice: out })?;
+    let mut out = Array::from_storage(
+        shape,
+        Storage::Cuda {
+            backend,
+            slice: out,
+        },
+    )?;
     out.mul_in_place(<T as Element>::from_f64(1.0 / n as f64))?;
     Ok(out)
 }

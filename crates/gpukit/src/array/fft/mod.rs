@@ -78,9 +78,7 @@ pub fn rfft<T: FftFloat>(a: &Array<T>) -> Result<Array<Complex<T>>> {
     shape[last] = n[0] / 2 + 1;
     let batch = batch_of(a.shape(), 1);
     match a.storage() {
-        Storage::Cpu(v) => {
-            Array::from_storage(shape, Storage::Cpu(cpu::rfft(v, n[0], batch)?))
-        }
+        Storage::Cpu(v) => Array::from_storage(shape, Storage::Cpu(cpu::rfft(v, n[0], batch)?)),
         Storage::Cuda { .. } => cuda::rfft(a, shape, n[0], batch),
     }
 }
@@ -118,9 +116,7 @@ pub fn irfft_n<T: FftFloat>(a: &Array<Complex<T>>, n: usize) -> Result<Array<T>>
     shape[last] = n;
     let batch = batch_of(a.shape(), 1);
     match a.storage() {
-        Storage::Cpu(v) => {
-            Array::from_storage(shape, Storage::Cpu(cpu::irfft(v, n, batch)?))
-        }
+        Storage::Cpu(v) => Array::from_storage(shape, Storage::Cpu(cpu::irfft(v, n, batch)?)),
         Storage::Cuda { .. } => cuda::irfft(a, shape, n, batch),
     }
 }
@@ -136,9 +132,7 @@ fn c2c<T: FftFloat>(
     let batch = batch_of(a.shape(), axes);
     let shape = a.shape().to_vec();
     let mut out = match a.storage() {
-        Storage::Cpu(v) => {
-            Array::from_storage(shape, Storage::Cpu(cpu::c2c(v, &dims, inverse)?))?
-        }
+        Storage::Cpu(v) => Array::from_storage(shape, Storage::Cpu(cpu::c2c(v, &dims, inverse)?))?,
         Storage::Cuda { .. } => cuda::c2c(a, &dims, batch, inverse)?,
     };
     if inverse {
@@ -154,8 +148,16 @@ fn check_axes(what: &str, shape: &[usize], axes: usize) -> Result<Vec<usize>> {
     if axes == 0 || shape.len() < axes {
         return Err(Error::Shape(format!(
             "{what}: an array of shape {shape:?} has no {} axis to transform{}",
-            if axes <= 1 { "last".to_string() } else { format!("last {axes}") },
-            if shape.is_empty() { " (a 0-d array)" } else { "" }
+            if axes <= 1 {
+                "last".to_string()
+            } else {
+                format!("last {axes}")
+            },
+            if shape.is_empty() {
+                " (a 0-d array)"
+            } else {
+                ""
+            }
         )));
     }
     if axes > 3 {

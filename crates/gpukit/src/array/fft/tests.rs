@@ -44,9 +44,13 @@ fn unravel(mut i: usize, dims: &[usize]) -> Vec<usize> {
 }
 
 fn data(n: usize, seed: u64) -> Vec<C> {
-    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     let mut next = move || {
-        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
     };
     (0..n).map(|_| C::new(next(), next())).collect()
@@ -85,7 +89,13 @@ fn fft_matches_a_direct_dft_for_many_lengths() -> Result<()> {
 
 #[test]
 fn fft2_and_fftn_match_a_direct_dft() -> Result<()> {
-    for dims in [vec![3usize, 5], vec![4, 4], vec![1, 7], vec![2, 3, 5], vec![5, 1, 4]] {
+    for dims in [
+        vec![3usize, 5],
+        vec![4, 4],
+        vec![1, 7],
+        vec![2, 3, 5],
+        vec![5, 1, 4],
+    ] {
         let n: usize = dims.iter().product();
         let x = data(n, 7);
         let a = cpu(x.clone(), &dims);
@@ -141,7 +151,10 @@ fn rfft_is_the_first_half_of_fft_and_irfft_inverts_it() -> Result<()> {
     // The default length is even: 2 * (m - 1).
     let r = Array::from_vec_on(vec![1.0f32, 2.0, 3.0, 4.0], 4, &Device::Cpu)?;
     let back = irfft(&rfft(&r)?)?.to_vec()?;
-    assert!(back.iter().zip([1.0, 2.0, 3.0, 4.0]).all(|(p, q)| (p - q).abs() < 1e-6));
+    assert!(back
+        .iter()
+        .zip([1.0, 2.0, 3.0, 4.0])
+        .all(|(p, q)| (p - q).abs() < 1e-6));
     Ok(())
 }
 
@@ -151,7 +164,10 @@ fn empty_batches_work_and_bad_shapes_are_errors() -> Result<()> {
     assert_eq!(fft(&empty)?.shape(), &[0, 4]);
     assert_eq!(rfft(&empty.re()?)?.shape(), &[0, 3]);
     let e = fft(&cpu(Vec::new(), &[3, 0])).unwrap_err();
-    assert!(matches!(e, Error::Shape(_)) && e.to_string().contains("[3, 0]"), "{e}");
+    assert!(
+        matches!(e, Error::Shape(_)) && e.to_string().contains("[3, 0]"),
+        "{e}"
+    );
     let e = fft2(&cpu(vec![C::default(); 3], &[3])).unwrap_err();
     assert!(e.to_string().contains("last 2"), "{e}");
     let e = fftn(&cpu(vec![C::default(); 16], &[2, 2, 2, 2])).unwrap_err();

@@ -180,7 +180,13 @@ pub(crate) fn fill<T: Element>(
     }
     let [re, im] = parts(v);
     let params = [ptr_mut(backend, out), n as u64, re, im];
-    launch_module(backend, program(), &format!("gk_cfill_{}", cx(T::DTYPE)), n, &params)
+    launch_module(
+        backend,
+        program(),
+        &format!("gk_cfill_{}", cx(T::DTYPE)),
+        n,
+        &params,
+    )
 }
 
 /// `out[i * (n + 1)] = v` for `i < n` (the diagonal of an `n x n` complex matrix).
@@ -195,7 +201,13 @@ pub(crate) fn set_diagonal<T: Element>(
     }
     let [re, im] = parts(v);
     let params = [ptr_mut(backend, out), n as u64, re, im];
-    launch_module(backend, program(), &format!("gk_cdiag_{}", cx(T::DTYPE)), n, &params)
+    launch_module(
+        backend,
+        program(),
+        &format!("gk_cdiag_{}", cx(T::DTYPE)),
+        n,
+        &params,
+    )
 }
 
 /// Which part [`part`] takes.
@@ -217,8 +229,19 @@ pub(crate) fn part<T: Element, R: Element>(
     if n == 0 {
         return Ok(());
     }
-    let params = [ptr(backend, a), ptr_mut(backend, out), n as u64, which as u64];
-    launch_module(backend, program(), &format!("gk_cpart_{}", cx(T::DTYPE)), n, &params)
+    let params = [
+        ptr(backend, a),
+        ptr_mut(backend, out),
+        n as u64,
+        which as u64,
+    ];
+    launch_module(
+        backend,
+        program(),
+        &format!("gk_cpart_{}", cx(T::DTYPE)),
+        n,
+        &params,
+    )
 }
 
 /// `out[i] *= s` for a real `s` (`T` complex; `s` in f64, narrowed for complex64).
@@ -237,7 +260,13 @@ pub(crate) fn scale<T: Element>(
         bits(s)
     };
     let params = [ptr_mut(backend, out), n as u64, s];
-    launch_module(backend, program(), &format!("gk_cscale_{}", cx(T::DTYPE)), n, &params)
+    launch_module(
+        backend,
+        program(),
+        &format!("gk_cscale_{}", cx(T::DTYPE)),
+        n,
+        &params,
+    )
 }
 
 /// `out[i] = conj(a[i])`.
@@ -251,7 +280,13 @@ pub(crate) fn conj<T: Element>(
         return Ok(());
     }
     let params = [ptr(backend, a), ptr_mut(backend, out), n as u64];
-    launch_module(backend, program(), &format!("gk_cconj_{}", cx(T::DTYPE)), n, &params)
+    launch_module(
+        backend,
+        program(),
+        &format!("gk_cconj_{}", cx(T::DTYPE)),
+        n,
+        &params,
+    )
 }
 
 /// The second operand of [`binary`].
@@ -299,5 +334,11 @@ pub(crate) fn binary<T: Element>(
         n as u64,
         code,
     ];
-    launch_module(backend, program(), &format!("gk_cbin_{}", cx(T::DTYPE)), n, &params)
+    launch_module(
+        backend,
+        program(),
+        &format!("gk_cbin_{}", cx(T::DTYPE)),
+        n,
+        &params,
+    )
 }

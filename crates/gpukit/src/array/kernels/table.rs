@@ -301,12 +301,20 @@ pub(super) fn ptr_mut<T>(backend: &CudaBackend, s: &mut CudaSlice<T>) -> u64 {
 /// parameters (`kernels::complex`); it never comes here, and would keep only its real part.
 #[inline]
 pub(super) fn bits<T: Element>(v: T) -> u64 {
-    debug_assert!(std::mem::size_of::<T>() <= 8, "{} scalar as one slot", T::DTYPE);
+    debug_assert!(
+        std::mem::size_of::<T>() <= 8,
+        "{} scalar as one slot",
+        T::DTYPE
+    );
     let mut b = 0u64;
     let n = std::mem::size_of::<T>().min(8);
     // SAFETY: copies `n` bytes from a live `T` of at least `n` bytes into the 8 bytes of `b`.
     unsafe {
-        std::ptr::copy_nonoverlapping(&v as *const T as *const u8, &mut b as *mut u64 as *mut u8, n)
+        std::ptr::copy_nonoverlapping(
+            &v as *const T as *const u8,
+            &mut b as *mut u64 as *mut u8,
+            n,
+        )
     };
     b
 }

@@ -121,13 +121,7 @@ impl CudaBackend {
         self.ctx
             .bind_to_thread()
             .map_err(|e| super::driver_err("binding the CUDA context for cuFFT", e))?;
-        let key: Key = (
-            self.ordinal,
-            self.generation,
-            kind,
-            dims.to_vec(),
-            batch,
-        );
+        let key: Key = (self.ordinal, self.generation, kind, dims.to_vec(), batch);
         let mut cache = plans().lock().unwrap_or_else(|p| p.into_inner());
         let plan = match cache.get(&key) {
             Some(p) => p.clone(),

@@ -25,12 +25,12 @@ pub(crate) mod staging;
 pub(crate) use cache_dir::cache_dir;
 pub(crate) use capture::{destroy_exec, destroy_graph, graph_nodes};
 pub use code::{CodeFormat, CodeOrigin, LoadedCode};
+pub(crate) use cufft::FftKind;
 pub(crate) use curand::Fill as CurandFill;
 pub(crate) use fault::{driver_err, unusable};
 pub(crate) use modules::{clear_memory_caches, CompiledModule};
 #[allow(unused_imports)]
 pub(crate) use nvrtc::{compile_cubin, compile_ptx, cubin_sm, nvrtc_version, ptx_entries};
-pub(crate) use cufft::FftKind;
 #[allow(unused_imports)]
 pub(crate) use probe::{cublas_probe, cufft_probe, curand_probe, nvrtc_probe, probe};
 pub use properties::CudaProperties;
