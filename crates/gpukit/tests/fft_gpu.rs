@@ -183,7 +183,11 @@ fn empty_batches_and_bad_shapes_on_the_gpu() {
     let Some((dev, _lock)) = gpu() else { return };
     let empty = Array::<Complex<f64>>::zeros_on([0, 8], &dev).unwrap();
     assert_eq!(fft::fft(&empty).unwrap().shape(), &[0, 8]);
-    assert_eq!(fft::ifft2(&empty).unwrap().shape(), &[0, 8]);
+    assert_eq!(fft::ifft(&empty).unwrap().shape(), &[0, 8]);
+    let empty3 = Array::<Complex<f32>>::zeros_on([0, 3, 4], &dev).unwrap();
+    assert_eq!(fft::ifft2(&empty3).unwrap().shape(), &[0, 3, 4]);
+    let r = Array::<f64>::zeros_on([0, 5], &dev).unwrap();
+    assert_eq!(fft::rfft(&r).unwrap().shape(), &[0, 3]);
     let e = fft::fft(&Array::<Complex<f64>>::zeros_on([4, 0], &dev).unwrap()).unwrap_err();
     assert!(e.to_string().contains("[4, 0]"), "{e}");
     let e = fft::fftn(&Array::<Complex<f32>>::zeros_on([2, 2, 2, 2], &dev).unwrap()).unwrap_err();
