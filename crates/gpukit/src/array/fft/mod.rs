@@ -14,7 +14,7 @@
 //!
 //! ```
 //! use gpukit::prelude::*;
-//! let x = Array::from_vec_on(vec![1.0, 2.0, 3.0, 4.0], 4, &Device::Cpu)?.to_complex()?;
+//! let x = Array::from_vec_on(vec![1.0f64, 2.0, 3.0, 4.0], 4, &Device::Cpu)?.to_complex()?;
 //! let f = fft::fft(&x)?;
 //! assert_eq!(f.to_vec()?[0], Complex::new(10.0, 0.0));
 //! let back = fft::ifft(&f)?.re()?;
