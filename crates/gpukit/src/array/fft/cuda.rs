@@ -1,5 +1,9 @@
 //! The GPU backend of `gpukit::fft`: cuFFT plans (cached per shape by the CUDA backend) run
 //! out of place on the device's stream, from the input array into a new one.
+//!
+//! Axes of length 1 are left out of the plans (transforming them changes nothing, and the
+//! signals' layout is the same without them); a transform whose every axis has length 1 is a
+//! copy or a conversion, with no cuFFT call.
 
 use super::FftFloat;
 use crate::array::{Array, Storage};
@@ -40,6 +44,10 @@ pub(super) fn c2c<T: FftFloat>(
     batch: usize,
     inverse: bool,
 ) -> Result<Array<Complex<T>>> {
+    let dims: Vec<usize> = dims.iter().copied().filter(|&d| d != 1).collect();
+    if dims.is_empty() {
+        return a.try_clone();
+    }
     let (backend, slice) = cuda_parts(a)?;
     backend.ensure_usable()?;
     let mut out = output::<Complex<T>>(backend, a.size())?;
@@ -48,7 +56,7 @@ pub(super) fn c2c<T: FftFloat>(
         let (dst, _rec_out) = out.device_ptr_mut(backend.stream());
         // SAFETY: `src` holds `batch` signals of `dims` (the array's shape), `dst` as many;
         // a C2C/Z2Z transform out of place leaves its input unchanged.
-        unsafe { backend.cufft_exec(kinds::<T>().0, dims, batch, src, dst, inverse)? };
+        unsafe { backend.cufft_exec(kinds::<T>().0, &dims, batch, src, dst, inverse)? };
     }
     Array::from_storage(
         a.shape().to_vec(),
@@ -66,6 +74,10 @@ pub(super) fn rfft<T: FftFloat>(
     n: usize,
     batch: usize,
 ) -> Result<Array<Complex<T>>> {
+    if n == 1 {
+        // One point: its transform is itself.
+        return a.to_complex()?.into_shape(shape);
+    }
     let (backend, slice) = cuda_parts(a)?;
     backend.ensure_usable()?;
     let size = shape.iter().product();
@@ -94,6 +106,10 @@ pub(super) fn irfft<T: FftFloat>(
     n: usize,
     batch: usize,
 ) -> Result<Array<T>> {
+    if n == 1 {
+        // One point: the real part of the one value (the scale 1 / n is 1).
+        return a.re()?.into_shape(shape);
+    }
     // cuFFT's C2R overwrites its input: it works on a copy.
     let scratch = a.try_clone()?;
     let (backend, slice) = cuda_parts(&scratch)?;
