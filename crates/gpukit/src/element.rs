@@ -156,6 +156,11 @@ pub enum Scalar {
 /// The operations follow Rust's semantics on both backends, except that integer overflow wraps
 /// (as release builds do) and integer division or remainder by zero gives 0 (as NumPy does)
 /// instead of panicking.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no numeric array operations (sum, min, max, %, arange, ...)",
+    note = "complex arrays have +, -, *, /, re(), im(), abs(), conj() and gpukit::fft; bool arrays \
+            convert with .astype::<u8>() or .astype::<f64>()"
+)]
 pub trait Numeric: Element {
     /// Identity of `min` (the largest value, +inf for floats).
     const MAX_VALUE: Self;
