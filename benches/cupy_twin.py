@@ -37,6 +37,10 @@ LAUNCHES = 20_000
 MATMUL_N = 4096
 #: Rows and columns of the sort rows' array (lab 5.1's random array).
 SORT_SHAPE = (10_000, 5_000)
+#: Side of the cube of the FFT row (gpukit-bench's `Sizes::fft`).
+FFT_SIDE = 256
+#: The FFT row's name (gpukit-bench's `fft::FFT_ROW`).
+FFT_ROW = "FFT 3-D complex (complex128, 256^3)"
 #: GEMM size of the ceilings.
 GEMM_N = 8192
 #: Bytes per "GiB" of the memory ceilings' buffer sizes (tests shrink it).
@@ -699,6 +703,8 @@ def run_all(warmup: int, reps: int, only: str | None, emit):
 
     if any(wants(x) for x in SORT_NAMES):
         run_sort(cp, np, bracket, checker, warmup, reps, wants, emit)
+    if wants(FFT_ROW):
+        run_fft(cp, np, bracket, checker, warmup, reps, emit)
 
     transfers = (
         "to_device 2 GiB (pageable host memory)",
@@ -747,6 +753,53 @@ def run_sort(cp, np, bracket, checker, warmup, reps, wants, emit):
         emit(row(SORT_NAMES[1], m, bracket.how(), check, 2 * n * 8, "rw", note="cp.argsort(a, axis=-1), int64"))
         del ref
     del a, host, order
+def fft_input_host(np, side):
+    """The FFT row's input (side^3, complex128), as gpukit-bench's `fft_input_at`: real and
+    imaginary parts in [1, 2) from two integer hashes of the C-order index i."""
+    i = np.arange(side ** 3, dtype=np.uint64)
+    re = ((i * np.uint64(2654435761)) % np.uint64(1 << 32)).astype(np.float64) / float(1 << 32)
+    im = ((i * np.uint64(40503)) % np.uint64(65521)).astype(np.float64) / 65521.0
+    z = np.empty(side ** 3, dtype=np.complex128)
+    z.real, z.imag = 1.0 + re, 1.0 + im
+    return z.reshape(side, side, side)
+
+
+def both_outcomes(a: dict, b: dict) -> dict:
+    """Two checker outcomes as one (gpukit-bench's `fft::both`)."""
+    bad = [x for x in (a["first_bad"], b["first_bad"]) if x is not None]
+    return outcome(a["expected"] + b["expected"], a["elements"] + b["elements"],
+                   a["mismatches"] + b["mismatches"], min(bad) if bad else None,
+                   max(a["max_rel_err"], b["max_rel_err"]))
+
+
+def run_fft(cp, np, bracket, checker, warmup, reps, emit):
+    """`cp.fft.fftn` of a 256^3 complex128 array (cuFFT, CuPy's plan cache), each timed output's
+    inverse (untimed) checked against the input element by element (1e-10 relative), as
+    gpukit-bench's fft.rs; summary: Parseval's energy, F[0] and F[last]."""
+    side = FFT_SIDE
+    n = side ** 3
+    x = cp.asarray(fft_input_host(np, side))
+    x_re, x_im = cp.ascontiguousarray(x.real), cp.ascontiguousarray(x.imag)
+    f = cp.fft.fftn(x)
+    flat = f.ravel()
+    check = [float(cp.sum(cp.abs(flat) ** 2)) / n, float(flat[0].real), float(flat[0].imag),
+             float(flat[n - 1].real), float(flat[n - 1].imag)]
+    del f, flat
+
+    def verify(out):
+        back = cp.fft.ifftn(out)
+        return both_outcomes(checker.compare(cp.ascontiguousarray(back.real), x_re, 1e-10),
+                             checker.compare(cp.ascontiguousarray(back.imag), x_im, 1e-10))
+
+    m = measure(cp, bracket, warmup, reps,
+                "inverse of every timed output (ifftn, untimed) against the input, element by element "
+                "(1e-10 relative), output's pool block poisoned before each call",
+                lambda: cp.fft.fftn(x), verify,
+                setup=lambda: poison_pool(cp, (side, side, side), cp.complex128, complex(np.nan, np.nan), POOL_POISON))
+    emit(row(FFT_ROW, m, bracket.how(), check, 2 * n * 16, "rw",
+             note="cuFFT Z2Z plan (cached), out of place; bytes = one read and one write of the array "
+                  "(an FFT makes several passes, so the rate is a lower bound)"))
+    del x, x_re, x_im
 
 
 _first_launch_count = 0

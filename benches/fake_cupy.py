@@ -19,6 +19,7 @@ import types
 import numpy as np
 
 float64, float32, int32, int64, uint32, uint64 = np.float64, np.float32, np.int32, np.int64, np.uint32, np.uint64
+complex128 = np.complex128
 nan = np.nan
 
 #: Kernels to break on purpose: name -> replacement function (tests of the checks).
@@ -116,6 +117,9 @@ def argsort(a, axis=-1):
 
 
 sum = np.sum  # noqa: A001
+abs = np.abs  # noqa: A001
+#: `cupy.fft` (the FFT row): numpy's transforms on the host.
+fft = types.SimpleNamespace(fftn=lambda a: _wrap(np.fft.fftn(a)), ifftn=lambda a: _wrap(np.fft.ifftn(a)))
 mean = np.mean
 max = np.max  # noqa: A001
 count_nonzero = np.count_nonzero

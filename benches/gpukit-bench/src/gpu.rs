@@ -29,6 +29,8 @@ pub struct Sizes {
     pub matmul: usize,
     /// Rows and columns of the sort rows' array (lab 5.1's random array).
     pub sort: (usize, usize),
+    /// Side of the cube of the FFT row (`crate::fft`).
+    pub fft: usize,
 }
 
 /// The sizes of the recorded benchmarks.
@@ -40,6 +42,7 @@ pub const FULL: Sizes = Sizes {
     launches: 20_000,
     matmul: 4096,
     sort: (10_000, 5_000),
+    fft: 256,
 };
 
 /// Tiny sizes for the dry run on the CPU backend (checks the harness, times nothing useful).
@@ -51,6 +54,7 @@ pub const DRY: Sizes = Sizes {
     launches: 20,
     matmul: 37,
     sort: (7, 300),
+    fft: 6,
 };
 
 /// One result line.
@@ -82,7 +86,7 @@ pub struct Row {
 impl Row {
     /// A row of spans.
     #[allow(clippy::too_many_arguments)]
-    fn op(
+    pub(crate) fn op(
         name: &'static str,
         m: Measured,
         span: &'static str,
@@ -741,6 +745,9 @@ pub fn run_all(
     }
 
     crate::sort_rows::rows(opts, dev, t, checker, emit)?;
+    if let Some(row) = crate::fft::fft_row(opts, t, checker, z.fft)? {
+        emit(row);
+    }
 
     const TRANSFERS: [&str; 4] = [
         "to_device 2 GiB (pageable host memory)",
@@ -1084,7 +1091,7 @@ mod tests {
         .unwrap();
         let names: Vec<&str> = rows.iter().map(|r| r.name).collect();
         // all but the two rows of the raw-CUDA empty kernel (plain launches, and in a graph)
-        assert_eq!(rows.len(), 23, "{names:?}");
+        assert_eq!(rows.len(), 24, "{names:?}");
         for row in &rows {
             let j = row.json("gpukit").render();
             assert!(j.contains("\"verify\":"), "{j}");

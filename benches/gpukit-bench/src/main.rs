@@ -20,6 +20,7 @@
 mod ceilings;
 mod cpu;
 mod cudarc_ref;
+mod fft;
 mod first_launch;
 mod gpu;
 mod json;

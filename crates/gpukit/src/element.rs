@@ -2,6 +2,10 @@
 
 use std::fmt;
 
+mod complex;
+
+pub use complex::{Complex, ComplexPart};
+
 /// The runtime tag of an element type, named as NumPy names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DType {
@@ -21,6 +25,10 @@ pub enum DType {
     F32,
     /// `f64`
     F64,
+    /// [`Complex<f32>`] (two `f32`)
+    Complex64,
+    /// [`Complex<f64>`] (two `f64`)
+    Complex128,
 }
 
 impl DType {
@@ -35,6 +43,8 @@ impl DType {
             DType::U64 => "uint64",
             DType::F32 => "float32",
             DType::F64 => "float64",
+            DType::Complex64 => "complex64",
+            DType::Complex128 => "complex128",
         }
     }
 
@@ -49,6 +59,8 @@ impl DType {
             DType::U64 => "unsigned long long",
             DType::F32 => "float",
             DType::F64 => "double",
+            DType::Complex64 => "float2",
+            DType::Complex128 => "double2",
         }
     }
 
@@ -57,13 +69,19 @@ impl DType {
         match self {
             DType::Bool | DType::U8 => 1,
             DType::I32 | DType::U32 | DType::F32 => 4,
-            DType::I64 | DType::U64 | DType::F64 => 8,
+            DType::I64 | DType::U64 | DType::F64 | DType::Complex64 => 8,
+            DType::Complex128 => 16,
         }
     }
 
     /// Whether this is a floating point type.
     pub fn is_float(self) -> bool {
         matches!(self, DType::F32 | DType::F64)
+    }
+
+    /// Whether this is a complex type (`complex64`, `complex128`).
+    pub fn is_complex(self) -> bool {
+        matches!(self, DType::Complex64 | DType::Complex128)
     }
 }
 
@@ -75,7 +93,9 @@ impl fmt::Display for DType {
 
 /// A Rust type that can live in a gpukit array and cross to the GPU.
 ///
-/// Implemented for `f32`, `f64`, `i32`, `i64`, `u32`, `u64`, `u8` and `bool`.
+/// Implemented for `f32`, `f64`, `i32`, `i64`, `u32`, `u64`, `u8`, `bool` and
+/// [`Complex<f32>`]/[`Complex<f64>`] (complex arrays have their own `+ - * /`, `re`, `im`,
+/// `abs` and `conj`, and no [`Numeric`] operations).
 pub trait Element:
     Copy
     + Default
@@ -106,7 +126,13 @@ pub trait Element:
             Scalar::Bool(b) => Self::from_f64(if b { 1.0 } else { 0.0 }),
             Scalar::Int(i) => Self::from_i128(i),
             Scalar::Float(f) => Self::from_f64(f),
+            Scalar::Complex(re, im) => Self::from_complex(re, im),
         }
+    }
+    /// Conversion from a complex value: the real part, as NumPy's `astype` does (nonzero
+    /// real or imaginary part is `true`); complex types keep both parts.
+    fn from_complex(re: f64, _im: f64) -> Self {
+        Self::from_f64(re)
     }
     /// Conversion from an integer, as Rust's `as` does (wrapping to the width of `Self`).
     fn from_i128(v: i128) -> Self;
@@ -121,6 +147,8 @@ pub enum Scalar {
     Int(i128),
     /// `f32` or `f64` (f32 widened exactly).
     Float(f64),
+    /// A complex value's real and imaginary parts (widened exactly).
+    Complex(f64, f64),
 }
 
 /// Element types with arithmetic: every type but `bool`.
@@ -128,6 +156,11 @@ pub enum Scalar {
 /// The operations follow Rust's semantics on both backends, except that integer overflow wraps
 /// (as release builds do) and integer division or remainder by zero gives 0 (as NumPy does)
 /// instead of panicking.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no numeric array operations (sum, min, max, %, arange, ...)",
+    note = "complex arrays have +, -, *, /, re(), im(), abs(), conj() and gpukit::fft; bool arrays \
+            convert with .astype::<u8>() or .astype::<f64>()"
+)]
 pub trait Numeric: Element {
     /// Identity of `min` (the largest value, +inf for floats).
     const MAX_VALUE: Self;
@@ -269,6 +302,9 @@ impl Element for bool {
     }
     fn from_i128(v: i128) -> Self {
         v != 0
+    }
+    fn from_complex(re: f64, im: f64) -> Self {
+        re != 0.0 || im != 0.0
     }
 }
 

@@ -55,6 +55,7 @@ mod process;
 #[doc(hidden)]
 pub mod testing;
 
+pub use array::fft;
 pub use array::linalg;
 pub use array::random;
 pub use array::{Array, IntoRhs, IntoShape, PinnedBuffer, Rhs};
@@ -75,7 +76,7 @@ pub use device::{
 /// The dlpark crate (DLPack) that [`Array::into_dlpack`] and [`Array::from_dlpack`] speak.
 #[cfg(feature = "dlpack")]
 pub use dlpark;
-pub use element::{DType, Element, Float, Numeric, Scalar};
+pub use element::{Complex, ComplexPart, DType, Element, Float, Numeric, Scalar};
 pub use error::{Error, OutOfBounds, Result};
 pub use gpukit_macros::{device, kernel, vectorize};
 pub use kernel::exports::*;
@@ -91,9 +92,10 @@ pub mod __private;
 /// Charts are not glob-imported (their names, `line`, `bar`, ..., are too common): call them
 /// through the module, `gpukit::plot::line(&x, &y)?`, or `use gpukit::plot;` and `plot::line`.
 pub mod prelude {
+    pub use crate::array::fft;
     pub use crate::array::{random, Array, PinnedBuffer};
     pub use crate::device::{default_device, set_default_device, synchronize, Device};
-    pub use crate::element::{DType, Element, Float, Numeric};
+    pub use crate::element::{Complex, DType, Element, Float, Numeric};
     pub use crate::error::{Error, Result};
     pub use crate::kernel::exports::*;
     pub use gpukit_macros::{device, kernel, vectorize};

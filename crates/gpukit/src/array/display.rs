@@ -234,6 +234,9 @@ pub(crate) fn format_values<T: Element>(values: &[T]) -> Vec<String> {
                 .collect();
             return format_floats(&f, T::DTYPE == DType::F32);
         }
+        DType::Complex64 | DType::Complex128 => {
+            return format_complex_values(values, T::DTYPE == DType::Complex64)
+        }
         DType::Bool => values
             .iter()
             .map(|v| match v.to_scalar() {
@@ -250,6 +253,34 @@ pub(crate) fn format_values<T: Element>(values: &[T]) -> Vec<String> {
             .collect(),
     };
     pad_left(words)
+}
+
+/// Complex values as NumPy prints them in an array (`1.+2.j`, `0.5-1.j`): real parts padded on
+/// the left, imaginary parts (with their sign) on the right.
+fn format_complex_values<T: Element>(values: &[T], single: bool) -> Vec<String> {
+    let (re, im): (Vec<f64>, Vec<f64>) = values
+        .iter()
+        .map(|v| match v.to_scalar() {
+            Scalar::Complex(re, im) => (re, im),
+            _ => (0.0, 0.0),
+        })
+        .unzip();
+    let abs_im: Vec<f64> = im.iter().map(|v| v.abs()).collect();
+    let re = format_floats(&re, single);
+    let im_words = format_floats(&abs_im, single);
+    let width = im_words.iter().map(|w| w.trim().len()).max().unwrap_or(0);
+    re.iter()
+        .zip(im_words.iter().zip(&im))
+        .map(|(r, (i, v))| {
+            let sign = if v.is_sign_negative() && !v.is_nan() {
+                '-'
+            } else {
+                '+'
+            };
+            let i = format!("{}j", i.trim());
+            format!("{r}{sign}{i:<w$}", w = width + 1)
+        })
+        .collect()
 }
 
 fn pad_left(words: Vec<String>) -> Vec<String> {

@@ -9,11 +9,14 @@
 //! kernel arguments), `vectorize` (the `#[vectorize]` runtime), `warm_up` (compiling the
 //! built-in kernels ahead of use), `interop/` (cudarc, DLPack, candle and raw device pointers),
 //! `linalg/` (matrix products: cuBLAS on a GPU, ndarray on the CPU), `sort/` (sort and argsort
-//! along any axis: bitonic sorts in shared memory on a GPU, rayon on the CPU).
+//! along any axis: bitonic sorts in shared memory on a GPU, rayon on the CPU), `complex` (complex
+//! arrays' parts and arithmetic), `fft/` (Fourier transforms: cuFFT on a GPU, rustfft on the CPU).
 
 mod capture;
+mod complex;
 mod construct;
 mod display;
+pub mod fft;
 mod interop;
 mod kernel_args;
 pub(crate) mod kernels;

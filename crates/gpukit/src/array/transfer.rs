@@ -136,7 +136,11 @@ impl<T: Element> Array<T> {
 
     /// The elements converted to `U` as Rust's `as` does (floats to integers truncate and
     /// saturate, NaN becomes 0; nonzero becomes `true`), on the same device.
+    ///
+    /// Complex arrays convert only to and from `f32`, `f64` and the other complex type (to a
+    /// real type: the real part, as NumPy's `astype`); other pairs are an error on every device.
     pub fn astype<U: Element>(&self) -> Result<Array<U>> {
+        super::kernels::complex::check_cast(T::DTYPE, U::DTYPE)?;
         let n = self.size();
         match self.storage() {
             Storage::Cpu(v) => {

@@ -112,10 +112,18 @@ impl<'a, const N: usize> LaunchArgs<'a> for [KernelArg<'a>; N] {
 }
 
 impl<'a> KernelArg<'a> {
-    /// A scalar parameter, by value.
+    /// A scalar parameter, by value (at most 8 bytes: a `Complex<f64>` scalar does not compile;
+    /// pass its `re` and `im` as two `f64` parameters).
     pub fn scalar<T: Element>(v: T) -> KernelArg<'static> {
+        const {
+            assert!(
+                std::mem::size_of::<T>() <= 8,
+                "a scalar kernel argument is at most 8 bytes: pass a Complex<f64>'s re and im \
+                 as two f64 arguments"
+            )
+        };
         let mut bits = 0u64;
-        // SAFETY: every Element is at most 8 bytes and plain data.
+        // SAFETY: plain data of at most 8 bytes (checked at compile time above).
         unsafe { (&mut bits as *mut u64 as *mut T).write(v) };
         KernelArg {
             repr: ArgRepr::Scalar {

@@ -38,6 +38,8 @@ pub(crate) fn dl_dtype(d: DType) -> DLDataType {
         DType::U64 => DLDataType::U64,
         DType::F32 => DLDataType::F32,
         DType::F64 => DLDataType::F64,
+        DType::Complex64 => DLDataType::C64,
+        DType::Complex128 => DLDataType::C128,
     }
 }
 
@@ -52,6 +54,8 @@ pub(crate) fn gpukit_dtype(dt: DLDataType) -> Option<DType> {
         DType::U64,
         DType::F32,
         DType::F64,
+        DType::Complex64,
+        DType::Complex128,
     ]
     .into_iter()
     .find(|&d| {

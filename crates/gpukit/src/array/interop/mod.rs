@@ -53,6 +53,8 @@ pub(crate) fn rust_name(d: crate::element::DType) -> &'static str {
         DType::U64 => "u64",
         DType::F32 => "f32",
         DType::F64 => "f64",
+        DType::Complex64 => "Complex<f32>",
+        DType::Complex128 => "Complex<f64>",
     }
 }
 

@@ -36,6 +36,9 @@ pub(crate) fn set_diagonal<T: Element>(
     n: usize,
     value: T,
 ) -> Result<()> {
+    if T::DTYPE.is_complex() {
+        return super::complex::set_diagonal(backend, out, n, value);
+    }
     if n == 0 {
         return Ok(());
     }

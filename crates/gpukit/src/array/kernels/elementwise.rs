@@ -132,6 +132,9 @@ pub(crate) fn copy<T: Element>(
     out: &mut CudaSlice<T>,
     n: usize,
 ) -> Result<()> {
+    if T::DTYPE.is_complex() {
+        return super::complex::convert(backend, a, out, n);
+    }
     simple1(backend, Builtin::Copy(T::DTYPE), a, out, n)
 }
 
@@ -158,6 +161,9 @@ pub(crate) fn fill<T: Element>(
     n: usize,
     v: T,
 ) -> Result<()> {
+    if T::DTYPE.is_complex() {
+        return super::complex::fill(backend, out, n, v);
+    }
     if n == 0 {
         return Ok(());
     }
@@ -215,6 +221,9 @@ pub(crate) fn cast<T: Element, U: Element>(
     out: &mut CudaSlice<U>,
     n: usize,
 ) -> Result<()> {
+    if T::DTYPE.is_complex() || U::DTYPE.is_complex() {
+        return super::complex::convert(backend, a, out, n);
+    }
     if n == 0 {
         return Ok(());
     }

@@ -13,8 +13,10 @@
 //! Files: `source` (the CUDA C++), `table` (which kernels exist, their slots and the shared
 //! launch path), `elementwise` (arithmetic, comparisons, casts, fills), `reduce` (reductions),
 //! `random` (cuRAND output mapped to ranges and integers), `diagonal` (`eye`), `sort` (bitonic
-//! sorts of rows in shared memory, and the transpose that moves an axis last).
+//! sorts of rows in shared memory, and the transpose that moves an axis last), `complex` (complex
+//! arrays' fills, conversions and arithmetic).
 
+pub(crate) mod complex;
 mod diagonal;
 mod elementwise;
 pub(crate) mod random;

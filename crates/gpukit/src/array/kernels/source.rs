@@ -271,6 +271,8 @@ pub(crate) fn suffix(d: DType) -> &'static str {
         DType::U64 => "u64",
         DType::F32 => "f32",
         DType::F64 => "f64",
+        DType::Complex64 => "c64",
+        DType::Complex128 => "c128",
     }
 }
 

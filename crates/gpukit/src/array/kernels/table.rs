@@ -52,6 +52,11 @@ pub(super) fn dtype_index(d: DType) -> usize {
         DType::U64 => 5,
         DType::F32 => 6,
         DType::F64 => 7,
+        // `function` turns complex kernels away before a slot is looked up; complex arrays have
+        // their own kernels (array::complex).
+        DType::Complex64 | DType::Complex128 => {
+            unreachable!("complex element types have no built-in kernel table slot")
+        }
     }
 }
 
@@ -128,6 +133,22 @@ impl Builtin {
         }
     }
 
+    /// Whether the kernel is for a complex element type (those are not in the table).
+    #[inline]
+    fn is_complex(self) -> bool {
+        match self {
+            Builtin::Fill(d)
+            | Builtin::Copy(d)
+            | Builtin::Ramp(d)
+            | Builtin::Powf(d)
+            | Builtin::Reduce(_, d)
+            | Builtin::Unary(_, d)
+            | Builtin::Compare(_, _, d)
+            | Builtin::Binary(_, _, d) => d.is_complex(),
+            Builtin::Cast(a, b) => a.is_complex() || b.is_complex(),
+        }
+    }
+
     pub(super) fn module(self) -> Module {
         match self {
             Builtin::Fill(d)
@@ -155,7 +176,11 @@ pub(crate) fn all_sources() -> Vec<(String, String)> {
         }
     }
     // The small modules outside the table (random numbers, eye's diagonal).
-    for (name, source) in [super::random::program(), super::diagonal::program()] {
+    for (name, source) in [
+        super::random::program(),
+        super::diagonal::program(),
+        super::complex::program(),
+    ] {
         v.push((name.to_string(), source.to_string()));
     }
     v.extend(super::sort::programs());
@@ -192,11 +217,24 @@ pub(super) static FUNCTIONS: PerDevice<Table> = PerDevice::new();
 /// The built-in kernel `k` on `backend`'s device: two atomic loads once it is loaded.
 #[inline]
 pub(super) fn function(backend: &CudaBackend, k: Builtin) -> Result<&'static Loaded> {
+    if k.is_complex() {
+        return Err(complex_unsupported(k));
+    }
     let slot = &FUNCTIONS.get(backend).0[k.slot()];
     match slot.get() {
         Some(f) => Ok(f),
         None => load(backend, k, slot),
     }
+}
+
+/// The error for a built-in operation asked of a complex array on a GPU.
+#[cold]
+fn complex_unsupported(k: Builtin) -> crate::error::Error {
+    crate::error::Error::Other(format!(
+        "`{}` is not available for complex arrays on a GPU (complex arrays have +, -, *, /, re, im, \
+         abs, conj, astype to and from floats, and gpukit::fft)",
+        k.name()
+    ))
 }
 
 /// Compiles (through the backend's PTX and module caches) and loads `k`.
@@ -260,11 +298,25 @@ pub(super) fn ptr_mut<T>(backend: &CudaBackend, s: &mut CudaSlice<T>) -> u64 {
 }
 
 /// A scalar parameter's slot: its bytes in the low bytes of a `u64` (what the kernel reads).
+/// Elements are at most 8 bytes except `Complex<f64>`, whose scalars travel as two `f64`
+/// parameters (`kernels::complex`); it never comes here, and would keep only its real part.
 #[inline]
 pub(super) fn bits<T: Element>(v: T) -> u64 {
+    debug_assert!(
+        std::mem::size_of::<T>() <= 8,
+        "{} scalar as one slot",
+        T::DTYPE
+    );
     let mut b = 0u64;
-    // SAFETY: every Element is plain data of at most 8 bytes.
-    unsafe { (&mut b as *mut u64 as *mut T).write_unaligned(v) };
+    let n = std::mem::size_of::<T>().min(8);
+    // SAFETY: copies `n` bytes from a live `T` of at least `n` bytes into the 8 bytes of `b`.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            &v as *const T as *const u8,
+            &mut b as *mut u64 as *mut u8,
+            n,
+        )
+    };
     b
 }
 

@@ -185,6 +185,21 @@ fn random_and_diagonal_kernels_compile_with_nvrtc() {
             super::diagonal::program(),
             &["gk_diag_w1", "gk_diag_w4", "gk_diag_w8"][..],
         ),
+        (
+            super::complex::program(),
+            &[
+                "gk_cvt_f32_c64",
+                "gk_cvt_c128_f64",
+                "gk_cvt_c64_c128",
+                "gk_cfill_c64",
+                "gk_cdiag_c128",
+                "gk_cpart_c64",
+                "gk_cscale_c128",
+                "gk_cconj_c64",
+                "gk_cbin_c64",
+                "gk_cbin_c128",
+            ][..],
+        ),
     ];
     for ((name, source), expected) in cases {
         let ptx = crate::backend::cuda::compile_ptx(name, source, "sm_90")

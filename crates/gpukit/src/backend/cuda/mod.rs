@@ -1,6 +1,6 @@
 //! The CUDA backend (through cudarc): one context and one stream per device, allocation,
 //! NVRTC compilation with a kernel cache (machine code for the device, or PTX), loaded modules,
-//! device properties, cuBLAS (`blas`), cuRAND (`curand`).
+//! device properties, cuBLAS (`blas`), cuRAND (`curand`), cuFFT (`cufft`).
 //!
 //! Every entry point checks [`probe`] first, so cudarc is never asked to load a library that
 //! is missing (it would panic).
@@ -9,6 +9,7 @@ pub(crate) mod blas;
 mod cache_dir;
 mod capture;
 mod code;
+mod cufft;
 mod curand;
 mod fault;
 mod kernel_cache;
@@ -24,13 +25,14 @@ pub(crate) mod staging;
 pub(crate) use cache_dir::cache_dir;
 pub(crate) use capture::{destroy_exec, destroy_graph, graph_nodes};
 pub use code::{CodeFormat, CodeOrigin, LoadedCode};
+pub(crate) use cufft::FftKind;
 pub(crate) use curand::Fill as CurandFill;
 pub(crate) use fault::{driver_err, unusable};
 pub(crate) use modules::{clear_memory_caches, CompiledModule};
 #[allow(unused_imports)]
 pub(crate) use nvrtc::{compile_cubin, compile_ptx, cubin_sm, nvrtc_version, ptx_entries};
 #[allow(unused_imports)]
-pub(crate) use probe::{cublas_probe, curand_probe, nvrtc_probe, probe};
+pub(crate) use probe::{cublas_probe, cufft_probe, curand_probe, nvrtc_probe, probe};
 pub use properties::CudaProperties;
 
 use crate::element::Element;

@@ -89,6 +89,27 @@ pub(crate) fn curand_probe() -> Result<(), String> {
         .clone()
 }
 
+/// Whether libcufft can be loaded (under one of the names cudarc tries), or why not.
+///
+/// cuFFT is needed only by `gpukit::fft` on a CUDA device; cudarc panics when it cannot load
+/// the library, so every use of cuFFT asks this first and returns the reason as an error.
+pub(crate) fn cufft_probe() -> Result<(), String> {
+    static CUFFT: OnceLock<Result<(), String>> = OnceLock::new();
+    CUFFT
+        .get_or_init(|| {
+            let names = cudarc::get_lib_name_candidates("cufft");
+            match open_first(&names).or_else(|| open_in_known_dirs(&names, None)) {
+                Some(_) => Ok(()),
+                None => Err(format!(
+                    "libcufft not found (searched {}; install the CUDA toolkit's cuFFT or the \
+                     `nvidia-cufft` wheel and put the folder holding libcufft.so on LD_LIBRARY_PATH)",
+                    short_list(&names)
+                )),
+            }
+        })
+        .clone()
+}
+
 /// Opens the first library of `names` that loads and keeps it loaded for the process.
 fn open_first(names: &[String]) -> Option<&'static Library> {
     for name in names {
@@ -267,6 +288,15 @@ mod tests {
         assert_eq!(curand_probe(), curand_probe(), "cached");
         if let Err(why) = curand_probe() {
             assert!(why.starts_with("libcurand not found"), "{why}");
+            assert!(!why.contains('\n'), "one line: {why}");
+        }
+    }
+
+    #[test]
+    fn cufft_reason_names_the_library() {
+        assert_eq!(cufft_probe(), cufft_probe(), "cached");
+        if let Err(why) = cufft_probe() {
+            assert!(why.starts_with("libcufft not found"), "{why}");
             assert!(!why.contains('\n'), "one line: {why}");
         }
     }

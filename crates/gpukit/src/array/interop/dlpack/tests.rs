@@ -111,6 +111,8 @@ fn every_element_type_has_its_dlpack_type_and_back() {
         DType::U64,
         DType::F32,
         DType::F64,
+        DType::Complex64,
+        DType::Complex128,
     ] {
         let dt = dl_dtype(d);
         assert_eq!(gpukit_dtype(dt), Some(d), "{d}");
@@ -122,7 +124,7 @@ fn every_element_type_has_its_dlpack_type_and_back() {
         f16,
         f32x4,
         DLDataType::I8,
-        DLDataType::C64,
+        DLDataType::new(DLDataTypeCode::COMPLEX, 32, 1),
         DLDataType::F8E4M3FN,
     ] {
         assert_eq!(gpukit_dtype(dt), None, "{}", describe_dtype(dt));
