@@ -28,9 +28,13 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> Result<TokenStream> {
     let item: syn::ItemFn = syn::parse2(item)?;
     let mut f = parse::kernel(&item, checked)?;
     infer::infer(&mut f)?;
-    let cuda_source = cuda::kernel_source(&f)?;
+    let cuda::KernelSources {
+        kernel: cuda_source,
+        twin,
+    } = cuda::kernel_sources(&mut f)?;
     let cpu_body = cpu::kernel_body(&f)?;
     let rt = quote!(::gpukit::__private);
+    let proven = twin_tokens(twin.as_ref(), &rt);
     let name = &item.sig.ident;
     let name_str = name.to_string();
     let vis = &item.vis;
@@ -148,6 +152,7 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> Result<TokenStream> {
                 params: &[#(#params),*],
                 array_names: &[#(#array_names),*],
                 checked: #checked,
+                proven: #proven,
                 uses_barrier: #uses_barrier,
                 shared_bytes: #shared_bytes,
                 cpu: Self::__gpukit_cpu_block,
@@ -355,6 +360,34 @@ fn source_text(item: &syn::ItemFn, attr: &str) -> String {
         (Some(p), Some(b)) => format!("{attr}\n{vis}fn {}{p}{ret} {b}", item.sig.ident),
         _ => format!("{attr}\n{}", quote!(#item)),
     }
+}
+
+/// The `proven` field of a kernel's `KernelInfo`: its unchecked twin and the launch tests that
+/// select it, or `None`.
+fn twin_tokens(twin: Option<&cuda::Twin>, rt: &TokenStream) -> TokenStream {
+    let Some(t) = twin else {
+        return quote!(None);
+    };
+    let value = |v: &cuda::LaunchValue| match v {
+        cuda::LaunchValue::Len(n) => quote!(#rt::LaunchValue::Len(#n)),
+        cuda::LaunchValue::Shape(n, d) => quote!(#rt::LaunchValue::Shape(#n, #d)),
+        cuda::LaunchValue::Scalar(n) => quote!(#rt::LaunchValue::Scalar(#n)),
+        cuda::LaunchValue::Lit(n) => {
+            let n = u64::try_from(*n).unwrap_or(u64::MAX);
+            quote!(#rt::LaunchValue::Lit(#n))
+        }
+    };
+    let tests = t.tests.iter().map(|test| {
+        let (lhs, rhs, strict, text) =
+            (value(&test.lhs), value(&test.rhs), test.strict, &test.text);
+        quote!(#rt::LaunchTest { lhs: #lhs, strict: #strict, rhs: #rhs, text: #text })
+    });
+    let (symbol, source) = (&t.symbol, &t.source);
+    quote!(Some(&#rt::ProvenTwin {
+        symbol: #symbol,
+        cuda_source: #source,
+        tests: &[#(#tests),*],
+    }))
 }
 
 #[cfg(test)]

@@ -13,12 +13,17 @@ pub fn kernel_ir(src: &str, checked: bool) -> syn::Result<Func> {
 
 /// The CUDA C++ of a checked `#[kernel]` written as source text.
 pub fn kernel_cuda(src: &str) -> String {
-    cuda::kernel_source(&kernel_ir(src, true).expect("translates")).expect("generates")
+    kernel_sources(src).kernel
+}
+
+/// The CUDA C++ of a checked `#[kernel]` written as source text, and its unchecked twin if any.
+pub fn kernel_sources(src: &str) -> cuda::KernelSources {
+    cuda::kernel_sources(&mut kernel_ir(src, true).expect("translates")).expect("generates")
 }
 
 /// The error message a kernel produces.
 pub fn kernel_error(src: &str) -> String {
-    match kernel_ir(src, true).and_then(|f| cuda::kernel_source(&f)) {
+    match kernel_ir(src, true).and_then(|mut f| cuda::kernel_sources(&mut f)) {
         Ok(_) => panic!("expected an error for:\n{src}"),
         Err(e) => e.to_string(),
     }

@@ -13,7 +13,8 @@ pub use crate::kernel::cpu::{
 };
 pub use crate::kernel::graph::GraphStep;
 pub use crate::kernel::info::{
-    full_source, DeviceFn, KernelInfo, ParamInfo, ParamKind, VectorizeInfo, DEVICE_FNS_MARKER,
+    full_source, DeviceFn, KernelInfo, LaunchTest, LaunchValue, ParamInfo, ParamKind, ProvenTwin,
+    VectorizeInfo, DEVICE_FNS_MARKER,
 };
 pub use crate::kernel::launch::launch;
 pub use crate::kernel::module::arity;

@@ -63,6 +63,7 @@ extern "C" __global__ void poke(long long* out, unsigned long long out_len, unsi
     ],
     array_names: &["out"],
     checked: true,
+    proven: None,
     uses_barrier: false,
     shared_bytes: 0,
     cpu: poke_cpu,
@@ -390,6 +391,16 @@ mod elision {
         }
     }
 
+    /// `out` is guarded by `img`'s shape, not its own: checked in the kernel, decided per launch
+    /// (an unchecked twin runs when `img.shape(d) <= out.shape(d)` on both axes).
+    #[kernel]
+    pub fn doubled_into(img: &View2<f32>, out: &mut View2<f32>) {
+        let (x, y) = grid2();
+        if y < img.shape(0) && x < img.shape(1) {
+            out[[y, x]] = img[[y, x]] * 2.0;
+        }
+    }
+
     /// `<=` where `<` was meant: the thread at `i == out.len()` must fail.
     #[kernel]
     pub fn off_by_one(out: &mut [f32]) {
@@ -432,6 +443,67 @@ fn proven_accesses_run_unchecked_and_a_misleading_guard_still_fails() {
         assert_eq!(
             (b.kernel.as_str(), b.array.as_str(), b.index, b.len),
             ("off_by_one", "out", 100, 100),
+            "on {dev}"
+        );
+    }
+}
+
+/// A kernel whose remaining check the launch's shapes decide: with `out` as large as `img` it
+/// runs its unchecked twin and gives the right result; with a smaller `out` it runs checked and
+/// reports the first bad index as always, on both backends.
+#[test]
+fn launches_whose_shapes_prove_every_access_run_the_twin_and_others_still_report() {
+    use elision::doubled_into;
+    let twin = doubled_into::INFO.proven.expect("an unchecked twin");
+    let tests: Vec<&str> = twin.tests.iter().map(|t| t.text).collect();
+    assert_eq!(
+        tests,
+        [
+            "img.shape(0) <= out.shape(0)",
+            "img.shape(1) <= out.shape(1)"
+        ]
+    );
+    assert_eq!(twin.symbol, "doubled_into__proven");
+    let mut devices = vec![Device::Cpu];
+    let held = gpu();
+    if let Some((g, _)) = &held {
+        devices.push(*g);
+    }
+    for dev in &devices {
+        let (h, w) = (37, 53);
+        let host: Vec<f32> = (0..h * w).map(|k| k as f32).collect();
+        let img = Array::from_vec_on(host.clone(), [h, w], dev).unwrap();
+        for out_shape in [[h, w], [h + 3, w + 1]] {
+            let mut out = Array::<f32>::full_on(out_shape, -1.0, dev).unwrap();
+            launch!(doubled_into[(w.div_ceil(16), h.div_ceil(16)), (16, 16)](&img, &mut out))
+                .unwrap();
+            dev.synchronize().unwrap();
+            let got = out.to_vec().unwrap();
+            for y in 0..out_shape[0] {
+                for x in 0..out_shape[1] {
+                    let want = if y < h && x < w {
+                        2.0 * host[y * w + x]
+                    } else {
+                        -1.0
+                    };
+                    assert_eq!(got[y * out_shape[1] + x], want, "({y}, {x}) on {dev}");
+                }
+            }
+        }
+        // `out` one row short: the tests fail, the checked kernel runs and reports row `h - 1`.
+        let mut short = Array::<f32>::zeros_on([h - 1, w], dev).unwrap();
+        let launched =
+            launch!(doubled_into[(w.div_ceil(16), h.div_ceil(16)), (16, 16)](&img, &mut short));
+        let err = match launched {
+            Err(e) => e,
+            Ok(()) => dev
+                .synchronize()
+                .expect_err("the short `out` must be reported"),
+        };
+        let b = oob(err);
+        assert_eq!(
+            (b.kernel.as_str(), b.array.as_str(), b.index, b.len, b.axis),
+            ("doubled_into", "out", (h - 1) as u64, (h - 1) as u64, 0),
             "on {dev}"
         );
     }

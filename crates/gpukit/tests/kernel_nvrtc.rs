@@ -45,6 +45,7 @@ fn vectorized(v: &'static VectorizeInfo, name: &'static str) -> KernelInfo {
         params: &[],
         array_names: &[],
         checked: false,
+        proven: None,
         uses_barrier: false,
         shared_bytes: 0,
         cpu: no_cpu,

@@ -77,6 +77,7 @@ extern "C" __global__ void axpy(float a, const float* x, unsigned long long x_le
     ],
     array_names: &["x", "y"],
     checked: true,
+    proven: None,
     uses_barrier: false,
     shared_bytes: 0,
     cpu: axpy_cpu,
@@ -110,6 +111,7 @@ extern "C" __global__ void axpy_unchecked(float a, const float* x, unsigned long
 "#
     ),
     checked: false,
+    proven: None,
     cpu: axpy_unchecked_cpu,
     ..AXPY
 };
@@ -156,6 +158,7 @@ extern "C" __global__ void transpose(const int* a, unsigned long long a_d0, unsi
     ],
     array_names: &["a", "out"],
     checked: true,
+    proven: None,
     uses_barrier: false,
     shared_bytes: 0,
     cpu: transpose_cpu,
@@ -206,6 +209,7 @@ extern "C" __global__ void histogram(const unsigned int* data, unsigned long lon
     ],
     array_names: &["data", "bins", "total"],
     checked: true,
+    proven: None,
     uses_barrier: false,
     shared_bytes: 0,
     cpu: histogram_cpu,
@@ -266,6 +270,7 @@ extern "C" __global__ void block_sum(const float* input, unsigned long long inpu
     ],
     array_names: &["input", "partial", "tile"],
     checked: true,
+    proven: None,
     uses_barrier: true,
     shared_bytes: 1024,
     cpu: block_sum_cpu,

@@ -69,8 +69,14 @@ impl Gen<'_> {
                         format!("{name}.at({}) /* in bounds: {why} */", idx.join(", ")),
                         PRIMARY,
                     ),
-                    None if view => (format!("{name}({})", idx.join(", ")), PRIMARY),
-                    None => (format!("{name}[{}]", idx[0]), PRIMARY),
+                    None if view => {
+                        self.need_launch_tests(*v, ix);
+                        (format!("{name}({})", idx.join(", ")), PRIMARY)
+                    }
+                    None => {
+                        self.need_launch_tests(*v, ix);
+                        (format!("{name}[{}]", idx[0]), PRIMARY)
+                    }
                 }
             }
             ExprKind::Len(v) => (format!("{}.len()", f.vars[*v].cuda), PRIMARY),
@@ -145,6 +151,25 @@ impl Gen<'_> {
                 _ => return Err(not_pure(e)),
             },
         })
+    }
+
+    /// Notes what would decide the check of `a[ix]` once per launch (a checked kernel only).
+    fn need_launch_tests(&self, a: VarId, ix: &[Expr]) {
+        if !self.checked() {
+            return;
+        }
+        let mut all = self.launch_tests.borrow_mut();
+        let found = all.as_ref().and(self.facts.launch_tests(a, ix));
+        match (all.as_mut(), found) {
+            (Some(all), Some(tests)) => {
+                for t in tests {
+                    if !all.contains(&t) {
+                        all.push(t);
+                    }
+                }
+            }
+            _ => *all = None,
+        }
     }
 
     fn lit(&self, l: &Lit, ty: usize, call_arg: bool) -> (String, u8) {

@@ -25,8 +25,129 @@ use syn::{Error, Result};
 /// Where `#[device]` helpers go in a kernel's source (see `gpukit::__private::full_source`).
 pub const DEVICE_FNS_MARKER: &str = "// @gpukit-device-fns";
 
-/// The CUDA C++ translation unit of a kernel: prelude, device-helper marker, kernel.
+/// A value fixed for a whole launch, as the runtime reads it from the arguments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LaunchValue {
+    /// The element count of array parameter `n`.
+    Len(usize),
+    /// Axis `d` of view parameter `n`.
+    Shape(usize, usize),
+    /// The value of `usize` scalar parameter `n`.
+    Scalar(usize),
+    /// A constant.
+    Lit(u128),
+}
+
+/// `lhs <= rhs` (`lhs < rhs` when `strict`) on a launch's arguments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TwinTest {
+    /// The bound known above an index.
+    pub lhs: LaunchValue,
+    /// `<` instead of `<=`.
+    pub strict: bool,
+    /// An array's length or axis.
+    pub rhs: LaunchValue,
+    /// The test in Rust, e.g. `img.shape(0) <= out.shape(0)`.
+    pub text: String,
+}
+
+/// A checked kernel's unchecked twin: run instead of it when every test holds, which proves
+/// every access of the kernel in range (see `proven::launch_tests`).
+pub struct Twin {
+    /// The twin's entry point.
+    pub symbol: String,
+    /// Its CUDA C++ translation unit.
+    pub source: String,
+    /// The tests, all of which must hold.
+    pub tests: Vec<TwinTest>,
+}
+
+/// What a kernel compiles to: its translation unit and, for a checked kernel whose remaining
+/// checks can be decided per launch, an unchecked twin.
+pub struct KernelSources {
+    /// The kernel as written (checked unless `#[kernel(unchecked)]`).
+    pub kernel: String,
+    /// The twin, if any.
+    pub twin: Option<Twin>,
+}
+
+/// The kernel's translation unit and its unchecked twin where one applies.
+pub fn kernel_sources(f: &mut Func) -> Result<KernelSources> {
+    let checked = matches!(f.kind, FuncKind::Kernel { checked: true });
+    let name = f.name.to_string();
+    let (kernel, tests) = kernel_source_and_tests(f, &name)?;
+    let tests = match tests {
+        Some(t) if checked && !t.is_empty() => t,
+        _ => return Ok(KernelSources { kernel, twin: None }),
+    };
+    let symbol = format!("{name}__proven");
+    f.kind = FuncKind::Kernel { checked: false };
+    let twin_source = kernel_source_and_tests(f, &symbol).map(|(s, _)| s);
+    f.kind = FuncKind::Kernel { checked: true };
+    let tests: Vec<TwinTest> = tests.iter().map(|t| twin_test(f, t)).collect();
+    let texts: Vec<&str> = tests.iter().map(|t| t.text.as_str()).collect();
+    let note = format!(
+        "// A launch whose arguments have {} runs `{symbol}`, this kernel without checks:\n\
+         // every access is then in range. Other launches run it as below.\n",
+        texts.join(" && ")
+    );
+    let head = format!("extern \"C\" __global__ void {name}(");
+    let kernel = kernel.replacen(&head, &format!("{note}{head}"), 1);
+    Ok(KernelSources {
+        kernel,
+        twin: Some(Twin {
+            symbol,
+            source: twin_source?,
+            tests,
+        }),
+    })
+}
+
+/// A launch test in the runtime's terms.
+fn twin_test(f: &Func, t: &proven::LaunchTest) -> TwinTest {
+    let param = |v: VarId| {
+        f.params
+            .iter()
+            .position(|p| p.var == v)
+            .expect("launch values are parameters")
+    };
+    let value = |t: &proven::Term| match t {
+        proven::Term::Lit(n) => (LaunchValue::Lit(*n), n.to_string()),
+        proven::Term::Var(v) => (LaunchValue::Scalar(param(*v)), f.vars[*v].name.to_string()),
+        proven::Term::Len(a) => (
+            LaunchValue::Len(param(*a)),
+            format!("{}.len()", f.vars[*a].name),
+        ),
+        proven::Term::Shape(a, d) => (
+            LaunchValue::Shape(param(*a), *d),
+            format!("{}.shape({d})", f.vars[*a].name),
+        ),
+    };
+    let (lhs, l) = value(&t.lhs);
+    let (rhs, r) = value(&t.rhs);
+    let op = if t.strict { "<" } else { "<=" };
+    TwinTest {
+        lhs,
+        strict: t.strict,
+        rhs,
+        text: format!("{l} {op} {r}"),
+    }
+}
+
+/// The CUDA C++ translation unit of a kernel: prelude, device-helper marker, kernel (without
+/// the twin's note; what `kernel_sources` gives for `#[kernel(unchecked)]`).
+#[cfg(test)]
 pub fn kernel_source(f: &Func) -> Result<String> {
+    kernel_source_and_tests(f, &f.name.to_string()).map(|(s, _)| s)
+}
+
+/// The translation unit with entry point `symbol`, and the launch tests that would decide
+/// every check it kept (`None`: some check cannot be decided per launch).
+#[allow(clippy::type_complexity)]
+fn kernel_source_and_tests(
+    f: &Func,
+    symbol: &str,
+) -> Result<(String, Option<Vec<proven::LaunchTest>>)> {
     let checked = matches!(f.kind, FuncKind::Kernel { checked: true });
     let mut g = Gen::new(f);
     let mut params = Vec::new();
@@ -78,8 +199,7 @@ pub fn kernel_source(f: &Func) -> Result<String> {
         params.push("unsigned long long* __gk_err".to_string());
     }
     g.line(&format!(
-        "extern \"C\" __global__ void {}({}) {{",
-        f.name,
+        "extern \"C\" __global__ void {symbol}({}) {{",
         params.join(", ")
     ));
     g.indent += 1;
@@ -89,10 +209,10 @@ pub fn kernel_source(f: &Func) -> Result<String> {
     g.block_stmts(&f.body)?;
     g.indent -= 1;
     g.line("}");
-    Ok(format!(
-        "{}{DEVICE_FNS_MARKER}\n\n{}",
-        prelude_for(&g.out),
-        g.out
+    let tests = g.launch_tests.take();
+    Ok((
+        format!("{}{DEVICE_FNS_MARKER}\n\n{}", prelude_for(&g.out), g.out),
+        tests,
     ))
 }
 
@@ -171,6 +291,8 @@ struct Gen<'a> {
     indent: usize,
     /// What is known to be in range at the current line (bounds-check elision).
     facts: proven::Facts<'a>,
+    /// What the checked accesses so far need to be decided per launch (`None`: some cannot be).
+    launch_tests: std::cell::RefCell<Option<Vec<proven::LaunchTest>>>,
 }
 
 impl<'a> Gen<'a> {
@@ -180,6 +302,7 @@ impl<'a> Gen<'a> {
             out: String::new(),
             indent: 0,
             facts: proven::Facts::new(f),
+            launch_tests: std::cell::RefCell::new(Some(Vec::new())),
         }
     }
 

@@ -29,9 +29,13 @@ use std::collections::HashMap;
 #[path = "proven_tests.rs"]
 mod tests;
 
+#[path = "launch_tests.rs"]
+mod launch_tests;
+pub(super) use launch_tests::LaunchTest;
+
 /// A value a fact talks about: a binding, an array's length, a view's axis, a constant.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Term {
+pub(super) enum Term {
     Var(VarId),
     Len(VarId),
     Shape(VarId, usize),

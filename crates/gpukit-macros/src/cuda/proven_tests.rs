@@ -171,3 +171,81 @@ fn blur_loads_are_proven_and_the_store_stays_checked() {
     );
     assert!(b.contains("out(y, x, c) = acc / 9.0f;"), "{b}");
 }
+
+/// The blur's store to `out` keeps its check in the kernel, but the launch's shapes decide it:
+/// the kernel gets an unchecked twin, selected by one test per axis of `out`.
+#[test]
+fn the_blur_gets_an_unchecked_twin_selected_by_the_shapes() {
+    let s = crate::testing::kernel_sources(BLUR);
+    let twin = s.twin.expect("the blur's checks can be decided per launch");
+    let texts: Vec<&str> = twin.tests.iter().map(|t| t.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "img.shape(0) <= out.shape(0)",
+            "img.shape(1) <= out.shape(1)",
+            "img.shape(2) <= out.shape(2)"
+        ]
+    );
+    use crate::cuda::LaunchValue::Shape;
+    assert_eq!(
+        (&twin.tests[0].lhs, &twin.tests[0].rhs),
+        (&Shape(0, 0), &Shape(1, 0))
+    );
+    assert_eq!(twin.symbol, "blur3__proven");
+    // The kernel as written says so in %source, and keeps its check.
+    assert!(s.kernel.contains("// A launch whose arguments have img.shape(0) <= out.shape(0) && img.shape(1) <= out.shape(1) && img.shape(2) <= out.shape(2) runs `blur3__proven`"), "{}", s.kernel);
+    assert!(body(&s.kernel).contains("out(y, x, c) = acc / 9.0f;"));
+    // The twin is the `#[kernel(unchecked)]` translation under another name.
+    assert!(twin
+        .source
+        .contains("extern \"C\" __global__ void blur3__proven("));
+    assert!(!twin.source.contains("__gk_err"), "{}", twin.source);
+    let unchecked = crate::cuda::kernel_source(&kernel_ir(BLUR, false).expect("translates"))
+        .expect("generates");
+    assert_eq!(
+        twin.source,
+        unchecked.replace("void blur3(", "void blur3__proven(")
+    );
+    nvrtc_compiles(&twin.source);
+}
+
+/// Which launch values prove an index: a guard's or a loop's bound, a clamp's, a constant, a
+/// `usize` scalar parameter; and where no twin is made.
+#[test]
+fn launch_tests_come_from_bounds_fixed_for_the_launch() {
+    let tests = |src: &str| -> Option<Vec<String>> {
+        crate::testing::kernel_sources(src)
+            .twin
+            .map(|t| t.tests.into_iter().map(|t| t.text).collect())
+    };
+    // A scalar loop bound, a constant index, a scalar index.
+    assert_eq!(
+        tests("fn k(a: &mut [f32], n: usize) { for j in 0..n { a[j] = 1.0; } }").unwrap(),
+        ["n <= a.len()"]
+    );
+    assert_eq!(
+        tests("fn k(a: &mut [f32], i: usize) { a[3] = 1.0; a[i] = 2.0; }").unwrap(),
+        ["3 < a.len()", "i < a.len()"]
+    );
+    // A clamp to another array's length (known positive from the guard).
+    assert_eq!(
+        tests("fn k(a: &mut [f32], b: &[f32], d: usize) { let i = grid(1); if i < b.len() { let m = (i + d).max(1).min(b.len()) - 1; a[m] = b[i]; } }").unwrap(),
+        ["b.len() <= a.len()"]
+    );
+    // Everything proven in the body: nothing to decide, no twin. Likewise an unchecked kernel.
+    assert_eq!(
+        tests("fn k(a: &[f32], out: &mut [f32]) { let i = grid(1); if i < out.len() && i < a.len() { out[i] = a[i] * 2.0; } }"),
+        None
+    );
+    // An index read from memory, a mutable index, a grid index without a guard: no launch value
+    // bounds them, so the kernel stays checked for every launch.
+    for src in [
+        "fn k(a: &mut [f32], idx: &[u32]) { let i = grid(1); if i < idx.len() { a[idx[i] as usize] = 1.0; } }",
+        "fn k(a: &mut [f32], n: usize) { let mut m = 0usize; for j in 0..n { a[m] = 1.0; m += j; } }",
+        "fn k(a: &mut [f32]) { let i = grid(1); a[i] = 1.0; }",
+        "fn k(a: &mut [f32], n: usize) { for j in 0..=n { a[j] = 1.0; } }",
+    ] {
+        assert_eq!(tests(src), None, "{src}");
+    }
+}

@@ -190,6 +190,17 @@ impl<'a> KernelArg<'a> {
         }
     }
 
+    /// The value of a 64-bit unsigned scalar (how `usize` parameters are passed), else `None`.
+    pub(crate) fn scalar_bits(&self) -> Option<u64> {
+        match self.repr {
+            ArgRepr::Scalar {
+                dtype: DType::U64,
+                bits,
+            } => Some(bits),
+            _ => None,
+        }
+    }
+
     /// The shape, or `None` for a scalar.
     pub(crate) fn shape(&self) -> Option<&[usize]> {
         match &self.repr {

@@ -21,12 +21,85 @@ pub struct KernelInfo {
     pub array_names: &'static [&'static str],
     /// Whether indexing is bounds checked (the CUDA kernel then takes a trailing error record).
     pub checked: bool,
+    /// A checked kernel's unchecked twin, run by CUDA launches whose arguments prove every
+    /// access in range (see [`ProvenTwin`]); `None` for most kernels.
+    pub proven: Option<&'static ProvenTwin>,
     /// Whether the body calls `sync_threads()` (the CPU then runs a block's threads as coroutines).
     pub uses_barrier: bool,
     /// Bytes of shared memory per block on the CPU (8-byte aligned slots).
     pub shared_bytes: usize,
     /// The CPU twin: runs one block.
     pub cpu: fn(&BlockCtx, &CpuArgs),
+}
+
+/// The unchecked twin of a checked kernel whose remaining checks can be decided per launch.
+///
+/// `#[kernel]` proves most accesses in range from the body alone (a guard, a loop range, a
+/// clamp). An access it cannot prove there may still be proven by the launch's arguments: in the
+/// lesson blur, `out[[y, x, c]]` is in range whenever `img.shape(0) <= out.shape(0)` (and so
+/// on per axis), since every thread reaching it has `y < img.shape(0)`. When every test holds,
+/// the launch runs this twin (the kernel compiled without checks); otherwise the checked kernel,
+/// which reports the first bad index exactly as before.
+#[derive(Debug)]
+pub struct ProvenTwin {
+    /// The twin's entry point (`NAME__proven`).
+    pub symbol: &'static str,
+    /// Its CUDA C++ translation unit, without the `#[device]` helpers.
+    pub cuda_source: &'static str,
+    /// The tests, all of which must hold.
+    pub tests: &'static [LaunchTest],
+}
+
+impl ProvenTwin {
+    /// Whether every test holds for `args` (the launch's arguments in parameter order; a value
+    /// that cannot be read, such as a missing argument, fails the test).
+    pub(crate) fn holds(&self, args: &[super::args::KernelArg<'_>]) -> bool {
+        self.tests
+            .iter()
+            .all(|t| match (t.lhs.read(args), t.rhs.read(args)) {
+                (Some(l), Some(r)) if t.strict => l < r,
+                (Some(l), Some(r)) => l <= r,
+                _ => false,
+            })
+    }
+}
+
+/// `lhs <= rhs` (`lhs < rhs` when `strict`) between values fixed for a launch.
+#[derive(Debug, Clone, Copy)]
+pub struct LaunchTest {
+    /// A bound known above an index.
+    pub lhs: LaunchValue,
+    /// `<` instead of `<=` (the index is the value itself).
+    pub strict: bool,
+    /// An array's length or axis.
+    pub rhs: LaunchValue,
+    /// The test in Rust, e.g. `img.shape(0) <= out.shape(0)`.
+    pub text: &'static str,
+}
+
+/// A value a launch test reads from the arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LaunchValue {
+    /// The element count of array parameter `n`.
+    Len(usize),
+    /// Axis `d` of view parameter `n`.
+    Shape(usize, usize),
+    /// The value of `usize` scalar parameter `n`.
+    Scalar(usize),
+    /// A constant.
+    Lit(u64),
+}
+
+impl LaunchValue {
+    /// The value for `args`, if it can be read.
+    fn read(self, args: &[super::args::KernelArg<'_>]) -> Option<u64> {
+        match self {
+            LaunchValue::Lit(n) => Some(n),
+            LaunchValue::Len(n) => Some(args.get(n)?.shape()?.iter().product::<usize>() as u64),
+            LaunchValue::Shape(n, d) => Some(*args.get(n)?.shape()?.get(d)? as u64),
+            LaunchValue::Scalar(n) => args.get(n)?.scalar_bits(),
+        }
+    }
 }
 
 /// One kernel parameter.
@@ -102,8 +175,14 @@ pub const DEVICE_FNS_MARKER: &str = "// @gpukit-device-fns";
 /// The complete CUDA C++ of a kernel: the `#[device]` helpers it reaches (each once: all
 /// declarations, then all definitions) placed at [`DEVICE_FNS_MARKER`], and the kernel.
 pub fn full_source(info: &KernelInfo) -> String {
+    source_with_helpers(info.cuda_source, info.device_fns)
+}
+
+/// `cuda_source` with the `#[device]` helpers `device_fns` (and those they call) in place of its
+/// marker: the source of a kernel or of its unchecked twin.
+pub(crate) fn source_with_helpers(cuda_source: &str, device_fns: &[&DeviceFn]) -> String {
     let mut order: Vec<&DeviceFn> = Vec::new();
-    for f in info.device_fns {
+    for f in device_fns {
         collect(f, &mut order);
     }
     let mut helpers = String::new();
@@ -116,20 +195,15 @@ pub fn full_source(info: &KernelInfo) -> String {
         helpers.push_str(f.def.trim_end());
         helpers.push('\n');
     }
-    match info.cuda_source.find(DEVICE_FNS_MARKER) {
+    match cuda_source.find(DEVICE_FNS_MARKER) {
         Some(at) => {
-            let end = info.cuda_source[at..]
+            let end = cuda_source[at..]
                 .find('\n')
-                .map_or(info.cuda_source.len(), |n| at + n + 1);
-            format!(
-                "{}{}{}",
-                &info.cuda_source[..at],
-                helpers,
-                &info.cuda_source[end..]
-            )
+                .map_or(cuda_source.len(), |n| at + n + 1);
+            format!("{}{}{}", &cuda_source[..at], helpers, &cuda_source[end..])
         }
-        None if helpers.is_empty() => info.cuda_source.to_string(),
-        None => format!("{helpers}\n{}", info.cuda_source),
+        None if helpers.is_empty() => cuda_source.to_string(),
+        None => format!("{helpers}\n{}", cuda_source),
     }
 }
 
@@ -177,10 +251,59 @@ mod tests {
             params: &[],
             array_names: &[],
             checked: false,
+            proven: None,
             uses_barrier: false,
             shared_bytes: 0,
             cpu: no_cpu,
         }
+    }
+
+    #[test]
+    fn a_twin_runs_only_when_every_launch_test_holds() {
+        use crate::kernel::args::KernelArg;
+        use crate::Array;
+        const TESTS: &[LaunchTest] = &[
+            LaunchTest {
+                lhs: LaunchValue::Shape(0, 1),
+                strict: false,
+                rhs: LaunchValue::Len(1),
+                text: "img.shape(1) <= out.len()",
+            },
+            LaunchTest {
+                lhs: LaunchValue::Scalar(2),
+                strict: true,
+                rhs: LaunchValue::Shape(0, 0),
+                text: "i < img.shape(0)",
+            },
+        ];
+        let twin = ProvenTwin {
+            symbol: "k__proven",
+            cuda_source: "",
+            tests: TESTS,
+        };
+        let img = Array::<f32>::zeros([4, 6]).unwrap();
+        let (out6, out5) = (
+            Array::<f32>::zeros(6).unwrap(),
+            Array::<f32>::zeros(5).unwrap(),
+        );
+        let args = |out, i: usize| {
+            [
+                KernelArg::array(&img),
+                KernelArg::array(out),
+                KernelArg::scalar(i as u64),
+            ]
+        };
+        assert!(twin.holds(&args(&out6, 3)));
+        assert!(!twin.holds(&args(&out5, 3)), "6 <= 5 fails");
+        assert!(!twin.holds(&args(&out6, 4)), "4 < 4 fails");
+        // A value that cannot be read (a missing or mistyped argument) fails its test.
+        assert!(!twin.holds(&args(&out6, 3)[..2]));
+        let wrong = [
+            KernelArg::array(&img),
+            KernelArg::array(&out6),
+            KernelArg::scalar(3i32),
+        ];
+        assert!(!twin.holds(&wrong));
     }
 
     #[test]

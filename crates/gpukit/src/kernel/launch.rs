@@ -290,6 +290,7 @@ mod tests {
             params: PARAMS,
             array_names: &["x", "y", "tile"],
             checked: true,
+            proven: None,
             uses_barrier: false,
             shared_bytes: 0,
             cpu: no_cpu,

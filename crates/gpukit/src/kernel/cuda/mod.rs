@@ -23,7 +23,7 @@ use params::{build_params, Abi, Params};
 
 use super::args::{ArgRepr, KernelArg};
 use super::config::LaunchConfig;
-use super::info::{full_source, KernelInfo};
+use super::info::{source_with_helpers, KernelInfo};
 use super::{bounds, profile};
 use crate::backend::cuda::{driver_err, CudaBackend};
 use crate::error::{Error, Result};
@@ -41,15 +41,25 @@ pub(crate) fn launch_kernel(
     args: &mut [KernelArg<'_>],
     backend: &Arc<CudaBackend>,
 ) -> Result<()> {
+    // Arguments that prove every access in range run the unchecked twin (`ProvenTwin`).
+    let twin = info.proven.filter(|t| info.checked && t.holds(args));
+    let (key_source, symbol) = match twin {
+        Some(t) => (t.cuda_source, t.symbol),
+        None => (info.cuda_source, info.name),
+    };
     let spec = FnSpec {
-        key_source: info.cuda_source,
+        key_source,
         helpers: info.device_fns.as_ptr() as usize,
         kernel: info.name,
         array_names: info.array_names,
     };
     let loaded = cached_function(backend, &spec, || {
-        (info.name.to_string(), full_source(info))
+        (
+            symbol.to_string(),
+            source_with_helpers(key_source, info.device_fns),
+        )
     })?;
+    let checked = info.checked && twin.is_none();
     let kinds = Some(info.params);
     if args.iter().any(|a| matches!(a.repr, ArgRepr::Host(_))) {
         return launch_with_host_args(
@@ -61,7 +71,7 @@ pub(crate) fn launch_kernel(
             kinds,
             args,
             |p| {
-                if info.checked {
+                if checked {
                     p.push(bounds::next_record(backend, loaded)?);
                 }
                 Ok(())
@@ -70,7 +80,7 @@ pub(crate) fn launch_kernel(
     }
     let mut params = Params::new();
     build_params(&mut params, Abi::Kernel, kinds, args, &[], backend)?;
-    if info.checked {
+    if checked {
         params.push(bounds::next_record(backend, loaded)?);
     }
     raw_launch(backend, loaded.func, config, &mut params, info.name)
