@@ -652,7 +652,7 @@ fn gpu_display_and_properties() {
         }
         other => panic!("expected CUDA properties, got {other:?}"),
     }
-    assert_eq!(dev.precompile_builtin_kernels().unwrap(), 74);
+    assert_eq!(dev.precompile_builtin_kernels().unwrap(), 75); // 8 ops + 64 casts + random, diagonal, layout
     assert_eq!(Device::Cpu.precompile_builtin_kernels().unwrap(), 0);
     if std::env::var("GPUKIT_DEVICE").is_err() {
         assert_eq!(

@@ -12,10 +12,12 @@
 //!
 //! Files: `source` (the CUDA C++), `table` (which kernels exist, their slots and the shared
 //! launch path), `elementwise` (arithmetic, comparisons, casts, fills), `reduce` (reductions),
-//! `random` (cuRAND output mapped to ranges and integers), `diagonal` (`eye`).
+//! `random` (cuRAND output mapped to ranges and integers), `diagonal` (`eye`), `layout`
+//! (column-major matrices of cuSOLVER to C order, for `linalg`).
 
 mod diagonal;
 mod elementwise;
+pub(crate) mod layout;
 pub(crate) mod random;
 mod reduce;
 mod source;

@@ -154,8 +154,12 @@ pub(crate) fn all_sources() -> Vec<(String, String)> {
             v.push(Module::Cast(a, b).program());
         }
     }
-    // The small modules outside the table (random numbers, eye's diagonal).
-    for (name, source) in [super::random::program(), super::diagonal::program()] {
+    // The small modules outside the table (random numbers, eye's diagonal, linalg's layouts).
+    for (name, source) in [
+        super::random::program(),
+        super::diagonal::program(),
+        super::layout::program(),
+    ] {
         v.push((name.to_string(), source.to_string()));
     }
     v
