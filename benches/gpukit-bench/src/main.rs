@@ -25,6 +25,7 @@ mod gpu;
 mod json;
 mod kernels;
 mod rawcuda;
+mod svd_row;
 mod timing;
 mod verify;
 

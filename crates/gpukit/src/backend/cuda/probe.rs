@@ -98,7 +98,12 @@ pub(crate) fn cusolver_probe() -> Result<(), String> {
     CUSOLVER
         .get_or_init(|| {
             let names = cudarc::get_lib_name_candidates("cusolver");
-            let deps = ["libnvJitLink.so.", "libcublasLt.so.", "libcublas.so.", "libcusparse.so."];
+            let deps = [
+                "libnvJitLink.so.",
+                "libcublasLt.so.",
+                "libcublas.so.",
+                "libcusparse.so.",
+            ];
             match open_first(&names).or_else(|| open_in_known_dirs(&names, &deps)) {
                 Some(_) => Ok(()),
                 None => Err(format!(

@@ -170,85 +170,154 @@ macro_rules! cusolver_element {
      $orgqr_bs:ident, $orgqr:ident, $gesvd_bs:ident, $gesvd:ident, $syevd_bs:ident, $syevd:ident) => {
         impl CusolverElement for $t {
             unsafe fn getrf_buffer_size(
-                h: cusolverDnHandle_t, m: c_int, n: c_int, a: *mut Self, lda: c_int,
+                h: cusolverDnHandle_t,
+                m: c_int,
+                n: c_int,
+                a: *mut Self,
+                lda: c_int,
                 lwork: *mut c_int,
             ) -> cusolverStatus_t {
                 // SAFETY: passed on from the caller.
                 unsafe { sys::$getrf_bs(h, m, n, a, lda, lwork) }
             }
             unsafe fn getrf(
-                h: cusolverDnHandle_t, m: c_int, n: c_int, a: *mut Self, lda: c_int,
-                work: *mut Self, ipiv: *mut c_int, info: *mut c_int,
+                h: cusolverDnHandle_t,
+                m: c_int,
+                n: c_int,
+                a: *mut Self,
+                lda: c_int,
+                work: *mut Self,
+                ipiv: *mut c_int,
+                info: *mut c_int,
             ) -> cusolverStatus_t {
                 // SAFETY: passed on from the caller.
                 unsafe { sys::$getrf(h, m, n, a, lda, work, ipiv, info) }
             }
             unsafe fn getrs(
-                h: cusolverDnHandle_t, trans: cublasOperation_t, n: c_int, nrhs: c_int,
-                a: *const Self, lda: c_int, ipiv: *const c_int, b: *mut Self, ldb: c_int,
+                h: cusolverDnHandle_t,
+                trans: cublasOperation_t,
+                n: c_int,
+                nrhs: c_int,
+                a: *const Self,
+                lda: c_int,
+                ipiv: *const c_int,
+                b: *mut Self,
+                ldb: c_int,
                 info: *mut c_int,
             ) -> cusolverStatus_t {
                 // SAFETY: passed on from the caller.
                 unsafe { sys::$getrs(h, trans, n, nrhs, a, lda, ipiv, b, ldb, info) }
             }
             unsafe fn geqrf_buffer_size(
-                h: cusolverDnHandle_t, m: c_int, n: c_int, a: *mut Self, lda: c_int,
+                h: cusolverDnHandle_t,
+                m: c_int,
+                n: c_int,
+                a: *mut Self,
+                lda: c_int,
                 lwork: *mut c_int,
             ) -> cusolverStatus_t {
                 // SAFETY: passed on from the caller.
                 unsafe { sys::$geqrf_bs(h, m, n, a, lda, lwork) }
             }
             unsafe fn geqrf(
-                h: cusolverDnHandle_t, m: c_int, n: c_int, a: *mut Self, lda: c_int,
-                tau: *mut Self, work: *mut Self, lwork: c_int, info: *mut c_int,
+                h: cusolverDnHandle_t,
+                m: c_int,
+                n: c_int,
+                a: *mut Self,
+                lda: c_int,
+                tau: *mut Self,
+                work: *mut Self,
+                lwork: c_int,
+                info: *mut c_int,
             ) -> cusolverStatus_t {
                 // SAFETY: passed on from the caller.
                 unsafe { sys::$geqrf(h, m, n, a, lda, tau, work, lwork, info) }
             }
             unsafe fn orgqr_buffer_size(
-                h: cusolverDnHandle_t, m: c_int, n: c_int, k: c_int, a: *const Self,
-                lda: c_int, tau: *const Self, lwork: *mut c_int,
+                h: cusolverDnHandle_t,
+                m: c_int,
+                n: c_int,
+                k: c_int,
+                a: *const Self,
+                lda: c_int,
+                tau: *const Self,
+                lwork: *mut c_int,
             ) -> cusolverStatus_t {
                 // SAFETY: passed on from the caller.
                 unsafe { sys::$orgqr_bs(h, m, n, k, a, lda, tau, lwork) }
             }
             unsafe fn orgqr(
-                h: cusolverDnHandle_t, m: c_int, n: c_int, k: c_int, a: *mut Self, lda: c_int,
-                tau: *const Self, work: *mut Self, lwork: c_int, info: *mut c_int,
+                h: cusolverDnHandle_t,
+                m: c_int,
+                n: c_int,
+                k: c_int,
+                a: *mut Self,
+                lda: c_int,
+                tau: *const Self,
+                work: *mut Self,
+                lwork: c_int,
+                info: *mut c_int,
             ) -> cusolverStatus_t {
                 // SAFETY: passed on from the caller.
                 unsafe { sys::$orgqr(h, m, n, k, a, lda, tau, work, lwork, info) }
             }
             unsafe fn gesvd_buffer_size(
-                h: cusolverDnHandle_t, m: c_int, n: c_int, lwork: *mut c_int,
+                h: cusolverDnHandle_t,
+                m: c_int,
+                n: c_int,
+                lwork: *mut c_int,
             ) -> cusolverStatus_t {
                 // SAFETY: passed on from the caller.
                 unsafe { sys::$gesvd_bs(h, m, n, lwork) }
             }
             unsafe fn gesvd(
-                h: cusolverDnHandle_t, jobu: c_schar, jobvt: c_schar, m: c_int, n: c_int,
-                a: *mut Self, lda: c_int, s: *mut Self, u: *mut Self, ldu: c_int,
-                vt: *mut Self, ldvt: c_int, work: *mut Self, lwork: c_int, rwork: *mut Self,
+                h: cusolverDnHandle_t,
+                jobu: c_schar,
+                jobvt: c_schar,
+                m: c_int,
+                n: c_int,
+                a: *mut Self,
+                lda: c_int,
+                s: *mut Self,
+                u: *mut Self,
+                ldu: c_int,
+                vt: *mut Self,
+                ldvt: c_int,
+                work: *mut Self,
+                lwork: c_int,
+                rwork: *mut Self,
                 info: *mut c_int,
             ) -> cusolverStatus_t {
                 // SAFETY: passed on from the caller.
                 unsafe {
                     sys::$gesvd(
-                        h, jobu, jobvt, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork,
-                        info,
+                        h, jobu, jobvt, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, info,
                     )
                 }
             }
             unsafe fn syevd_buffer_size(
-                h: cusolverDnHandle_t, jobz: cusolverEigMode_t, uplo: cublasFillMode_t,
-                n: c_int, a: *const Self, lda: c_int, w: *const Self, lwork: *mut c_int,
+                h: cusolverDnHandle_t,
+                jobz: cusolverEigMode_t,
+                uplo: cublasFillMode_t,
+                n: c_int,
+                a: *const Self,
+                lda: c_int,
+                w: *const Self,
+                lwork: *mut c_int,
             ) -> cusolverStatus_t {
                 // SAFETY: passed on from the caller.
                 unsafe { sys::$syevd_bs(h, jobz, uplo, n, a, lda, w, lwork) }
             }
             unsafe fn syevd(
-                h: cusolverDnHandle_t, jobz: cusolverEigMode_t, uplo: cublasFillMode_t,
-                n: c_int, a: *mut Self, lda: c_int, w: *mut Self, work: *mut Self, lwork: c_int,
+                h: cusolverDnHandle_t,
+                jobz: cusolverEigMode_t,
+                uplo: cublasFillMode_t,
+                n: c_int,
+                a: *mut Self,
+                lda: c_int,
+                w: *mut Self,
+                work: *mut Self,
+                lwork: c_int,
                 info: *mut c_int,
             ) -> cusolverStatus_t {
                 // SAFETY: passed on from the caller.

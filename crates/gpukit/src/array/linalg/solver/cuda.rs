@@ -102,12 +102,10 @@ fn infos(b: &CudaBackend, info: &CudaSlice<i32>, count: usize, routine: &str) ->
 
 /// The first matrix whose LU has a zero pivot, from `getrf`'s infos.
 fn first_singular(v: &[i32]) -> Option<Info> {
-    v.iter()
-        .position(|&i| i > 0)
-        .map(|batch| Info::Singular {
-            batch,
-            index: v[batch] as usize - 1,
-        })
+    v.iter().position(|&i| i > 0).map(|batch| Info::Singular {
+        batch,
+        index: v[batch] as usize - 1,
+    })
 }
 
 /// LU factorisations (`getrf`) of the `batch` column-major `n x n` matrices in `lu` (in
@@ -232,7 +230,10 @@ pub(super) fn inv<T: CusolverElement + Element>(
     let mut x = alloc::<T>(b, batch * n * n)?;
     for i in 0..batch {
         b.stream()
-            .memcpy_dtod(&eye.slice(0..n * n), &mut x.slice_mut(i * n * n..(i + 1) * n * n))
+            .memcpy_dtod(
+                &eye.slice(0..n * n),
+                &mut x.slice_mut(i * n * n..(i + 1) * n * n),
+            )
             .map_err(|e| driver_err("copying an identity matrix for cuSOLVER", e))?;
     }
     let ni = dim("n", n)?;
@@ -263,7 +264,9 @@ pub(super) fn inv<T: CusolverElement + Element>(
 
 /// The determinants of the `batch` C-order `n x n` matrices in `a`, on the host (`det(Aᵀ)` =
 /// `det(A)`: the product of the LU's diagonal, negated once per row swap).
-pub(super) fn det<T: CusolverElement + Element + std::ops::Mul<Output = T> + std::ops::Neg<Output = T>>(
+pub(super) fn det<
+    T: CusolverElement + Element + std::ops::Mul<Output = T> + std::ops::Neg<Output = T>,
+>(
     b: &CudaBackend,
     a: &CudaSlice<T>,
     batch: usize,
@@ -446,7 +449,16 @@ pub(super) fn qr<T: CusolverElement + Element>(
     let mut lwork_q: c_int = 0;
     // SAFETY: as above, with k reflectors.
     check("sizing orgqr's workspace", unsafe {
-        T::orgqr_buffer_size(h.cu(), mi, ki, ki, at(b, &x, 0), mi, at(b, &tau, 0), &mut lwork_q)
+        T::orgqr_buffer_size(
+            h.cu(),
+            mi,
+            ki,
+            ki,
+            at(b, &x, 0),
+            mi,
+            at(b, &tau, 0),
+            &mut lwork_q,
+        )
     })?;
     let mut work = alloc::<T>(b, lwork.max(lwork_q) as usize)?;
     for i in 0..batch {
@@ -507,6 +519,9 @@ pub(super) fn qr<T: CusolverElement + Element>(
     Ok((q, r))
 }
 
+/// Two device buffers.
+pub(super) type Pair<T> = (CudaSlice<T>, CudaSlice<T>);
+
 /// Eigenvalues (ascending, `batch x n`) and eigenvectors (C order, in columns) of the `batch`
 /// symmetric `n x n` matrices whose lower triangles (C order) are in `a`.
 pub(super) fn eigh<T: CusolverElement + Element>(
@@ -514,7 +529,7 @@ pub(super) fn eigh<T: CusolverElement + Element>(
     a: &CudaSlice<T>,
     batch: usize,
     n: usize,
-) -> Result<std::result::Result<(CudaSlice<T>, CudaSlice<T>), Info>> {
+) -> Result<std::result::Result<Pair<T>, Info>> {
     let h = handle(b)?;
     let mut x = copy_of(b, a, batch * n * n)?;
     let mut w = alloc::<T>(b, batch * n)?;
@@ -527,7 +542,16 @@ pub(super) fn eigh<T: CusolverElement + Element>(
     let mut lwork: c_int = 0;
     // SAFETY: a live handle; `x` and `w` hold at least one matrix and its n values.
     check("sizing syevd's workspace", unsafe {
-        T::syevd_buffer_size(h.cu(), jobz, uplo, ni, at(b, &x, 0), ni, at(b, &w, 0), &mut lwork)
+        T::syevd_buffer_size(
+            h.cu(),
+            jobz,
+            uplo,
+            ni,
+            at(b, &x, 0),
+            ni,
+            at(b, &w, 0),
+            &mut lwork,
+        )
     })?;
     let mut work = alloc::<T>(b, lwork as usize)?;
     for i in 0..batch {

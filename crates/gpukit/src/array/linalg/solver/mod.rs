@@ -245,7 +245,11 @@ fn svd_parts<T: SolverElement>(
         } else if job == SvdJob::Full {
             Ok((eye(ushape, m)?, s, eye(vshape, n)?))
         } else {
-            Ok((Array::zeros_on(ushape, &dev)?, s, Array::zeros_on(vshape, &dev)?))
+            Ok((
+                Array::zeros_on(ushape, &dev)?,
+                s,
+                Array::zeros_on(vshape, &dev)?,
+            ))
         };
     }
     match a.storage() {
@@ -479,7 +483,8 @@ pub fn qr<T: SolverElement>(a: &Array<T>) -> Result<Qr<T>> {
         Storage::Cpu(v) => {
             let (mut q, mut r) = (Vec::new(), Vec::new());
             for (i, mat) in v.chunks(m * n).enumerate() {
-                let (qi, ri) = T::qr_one(mat, m, n).map_err(|f| cpu_error(what, a.shape(), i, f))?;
+                let (qi, ri) =
+                    T::qr_one(mat, m, n).map_err(|f| cpu_error(what, a.shape(), i, f))?;
                 q.extend(qi);
                 r.extend(ri);
             }
