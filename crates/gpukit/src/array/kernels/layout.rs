@@ -115,3 +115,38 @@ pub(crate) fn to_c_order<T: Element>(
     ];
     launch_module(backend, program(), name, total, &params)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ColMajor;
+
+    #[test]
+    fn both_widths_compile_with_nvrtc() {
+        if !crate::testing::nvrtc_or_skip() {
+            return;
+        }
+        let (name, source) = super::program();
+        let ptx = crate::backend::cuda::compile_ptx(name, source, "sm_90").unwrap();
+        let entries = crate::backend::cuda::ptx_entries(&ptx);
+        for k in ["gk_relayout_w4", "gk_relayout_w8"] {
+            assert!(entries.iter().any(|e| e == k), "{k} in {entries:?}");
+        }
+    }
+
+    #[test]
+    fn span_is_the_last_element_read_plus_one() {
+        let m = |batch, rows, cols, ld, stride, offset| ColMajor {
+            batch,
+            rows,
+            cols,
+            ld,
+            stride,
+            offset,
+        };
+        assert_eq!(m(1, 3, 4, 3, 12, 0).span(), 12); // a full 3 x 4 column-major matrix
+        assert_eq!(m(2, 2, 4, 3, 12, 0).span(), 12 + 9 + 2); // R's rows of a batch, ld 3
+        assert_eq!(m(1, 1, 5, 6, 25, 0).span(), 25); // a 5 x 5 diagonal
+        assert_eq!(m(1, 1, 1, 0, 0, 7).span(), 8);
+        assert_eq!(m(0, 3, 3, 3, 9, 0).span(), 0);
+    }
+}
