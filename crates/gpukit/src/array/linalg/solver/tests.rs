@@ -41,6 +41,7 @@ fn mat(v: &[f64], i: usize, r: usize, c: usize) -> Array2<f64> {
         .to_owned()
 }
 
+#[cfg_attr(not(feature = "linalg"), allow(dead_code))]
 fn assert_close(got: &Array2<f64>, want: &Array2<f64>, tol: f64, what: &str) {
     assert_eq!(got.shape(), want.shape(), "{what}");
     let scale = want.iter().fold(1.0f64, |m, x| m.max(x.abs()));
@@ -52,6 +53,7 @@ fn assert_close(got: &Array2<f64>, want: &Array2<f64>, tol: f64, what: &str) {
     }
 }
 
+#[cfg_attr(not(feature = "linalg"), allow(dead_code))]
 fn eye(n: usize) -> Array2<f64> {
     Array2::eye(n)
 }
