@@ -323,7 +323,11 @@ fn solve_inv_det_on_the_gpu_match_the_cpu() {
             );
             let (dg, dc) = (host(&det), host(&linalg::det(&ca).unwrap()));
             for (g, c) in dg.iter().zip(&dc) {
-                assert!((g - c).abs() <= 1e-10 * c.abs(), "det {ash:?}: {g} vs {c}");
+                if c.is_finite() {
+                    assert!((g - c).abs() <= 1e-10 * c.abs(), "det {ash:?}: {g} vs {c}");
+                } else {
+                    assert_eq!(g, c, "det {ash:?} overflows on both backends"); // 200^200
+                }
             }
         }
     }
