@@ -31,15 +31,13 @@ ROOT = HERE.parent
 
 #: Workloads of issue 6 that gpukit has no API for yet (kept in results.json as `missing`).
 NOT_YET = [
-    ("SVD (float64, 1000x1000)", "gpukit has no SVD (cuSOLVER) yet"),
-    ("matmul (float32, 8192^2)", "measured at 4096^2 so far (rows `matmul (float32, 4096^2)`)"),
-    ("matmul (float64, 8192^2)", "measured at 4096^2 so far (rows `matmul (float64, 4096^2)`)"),
     ("random (float64, 10000x5000)", "gpukit has no random (cuRAND) yet"),
 ]
 
 #: The matmul rows: (n, dtype) of their n x n product (2n^3 flops), for their TFLOP/s and their
 #: percentage of the GEMM ceiling (CuPy's cuBLAS 8192^2 of the same dtype, measured in the same run).
-GEMM_ROWS = {"matmul (float32, 4096^2)": (4096, "float32"), "matmul (float64, 4096^2)": (4096, "float64")}
+GEMM_ROWS = {"matmul (float32, 4096^2)": (4096, "float32"), "matmul (float64, 4096^2)": (4096, "float64"),
+             "matmul (float32, 8192^2)": (8192, "float32"), "matmul (float64, 8192^2)": (8192, "float64")}
 
 
 def median(values):

@@ -41,6 +41,10 @@ SORT_SHAPE = (10_000, 5_000)
 FFT_SIDE = 256
 #: The FFT row's name (gpukit-bench's `fft::FFT_ROW`).
 FFT_ROW = "FFT 3-D complex (complex128, 256^3)"
+#: Side of the square matrices of the large matmul rows (the GEMM ceiling's size).
+MATMUL_BIG_N = 8192
+#: Side of the square matrix of the SVD row.
+SVD_N = 1000
 #: GEMM size of the ceilings.
 GEMM_N = 8192
 #: Bytes per "GiB" of the memory ceilings' buffer sizes (tests shrink it).
@@ -682,24 +686,12 @@ def run_all(warmup: int, reps: int, only: str | None, emit):
 
     if wants(FIRST_LAUNCH_COLD) or wants(FIRST_LAUNCH_WARM):
         run_first_launch(cp, reps, wants, emit)
-    matmuls = (("matmul (float32, 4096^2)", cp.float32, 1e-4), ("matmul (float64, 4096^2)", cp.float64, 1e-12))
-    if any(wants(x[0]) for x in matmuls):
-        a_host, b_host = matmul_inputs_host(MATMUL_N)
-        ref_host = a_host @ b_host  # numpy on the host, exact in float64 (see matmul_inputs_host)
-        for name, dtype, tol in matmuls:
-            if not wants(name):
-                continue
-            a, b = cp.asarray(a_host.astype(dtype)), cp.asarray(b_host.astype(dtype))
-            ref = cp.asarray(ref_host.astype(dtype))
-            check = summary(a @ b)
-            m = measure(cp, bracket, warmup, reps, FULL_CHECK, lambda: a @ b,
-                        lambda c: checker.compare(c, ref, tol),
-                        setup=lambda: poison_pool(cp, (MATMUL_N, MATMUL_N), dtype, np.nan, POOL_POISON))
-            emit(row(name, m, how(), check, 3 * MATMUL_N * MATMUL_N * a.itemsize, "rw",
-                     note="cuBLAS GEMM, compute-bound (2n^3 flops: benchlib adds TFLOP/s and % of the GEMM "
-                          "ceiling); reference exact in float64, float32 checked to 1e-4 relative"))
-            del a, b, ref
-        del a_host, b_host, ref_host
+    for size, label in ((MATMUL_N, "4096^2"), (MATMUL_BIG_N, "8192^2")):
+        run_matmuls(cp, np, bracket, checker, warmup, reps, wants, size, label, emit)
+
+    name = "SVD (float64, 1000x1000)"
+    if wants(name):
+        run_svd(cp, np, bracket, warmup, reps, name, emit)
 
     if any(wants(x) for x in SORT_NAMES):
         run_sort(cp, np, bracket, checker, warmup, reps, wants, emit)
@@ -800,6 +792,98 @@ def run_fft(cp, np, bracket, checker, warmup, reps, emit):
              note="cuFFT Z2Z plan (cached), out of place; bytes = one read and one write of the array "
                   "(an FFT makes several passes, so the rate is a lower bound)"))
     del x, x_re, x_im
+def run_matmuls(cp, np, bracket, checker, warmup, reps, wants, n, label, emit):
+    """The matmul rows of one size: `a @ b` of n x n float32 and float64 (cuBLAS GEMM)."""
+    how = bracket.how
+    matmuls = ((f"matmul (float32, {label})", cp.float32, 1e-4), (f"matmul (float64, {label})", cp.float64, 1e-12))
+    if not any(wants(x[0]) for x in matmuls):
+        return
+    a_host, b_host = matmul_inputs_host(n)
+    ref_host = a_host @ b_host  # numpy on the host, exact in float64 (see matmul_inputs_host)
+    for name, dtype, tol in matmuls:
+        if not wants(name):
+            continue
+        a, b = cp.asarray(a_host.astype(dtype)), cp.asarray(b_host.astype(dtype))
+        ref = cp.asarray(ref_host.astype(dtype))
+        check = summary(a @ b)
+        m = measure(cp, bracket, warmup, reps, FULL_CHECK, lambda: a @ b,
+                    lambda c: checker.compare(c, ref, tol),
+                    setup=lambda: poison_pool(cp, (n, n), dtype, np.nan, POOL_POISON))
+        emit(row(name, m, how(), check, 3 * n * n * a.itemsize, "rw",
+                 note="cuBLAS GEMM, compute-bound (2n^3 flops: benchlib adds TFLOP/s and % of the GEMM "
+                      "ceiling); reference exact in float64, float32 checked to 1e-4 relative"))
+        del a, b, ref
+    del a_host, b_host, ref_host
+
+
+def svd_input_host(n):
+    """The SVD row's input (n x n float64), as gpukit-bench's `svd_input_at`: splitmix64 of the
+    C-order index i mapped to [-1, 1) (uint64 arithmetic wraps, as Rust's wrapping_*)."""
+    import numpy as np
+    z = np.arange(n * n, dtype=np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z ^= z >> np.uint64(31)
+    return ((z >> np.uint64(11)).astype(np.float64) / float(1 << 52) - 1.0).reshape(n, n)
+
+
+#: svd_row.rs's tolerances: each singular value (relative), and the normwise errors.
+SVD_VALUES_TOL = 1e-8
+SVD_NORMWISE_TOL = 1e-11
+
+
+def svd_normwise_errors(a, u, s, vt):
+    """Reconstruction ||u diag(s) vt - a||_F / ||a||_F and orthogonality ||u^T u - I||_F / sqrt(n),
+    ||vt vt^T - I||_F / sqrt(n), in float64 on the host (svd_row.rs's normwise_errors)."""
+    import numpy as np
+    n = a.shape[0]
+    eye = np.eye(n)
+    rec = np.linalg.norm((u * s[None, :]) @ vt - a) / np.linalg.norm(a)
+    return [float(rec), float(np.linalg.norm(u.T @ u - eye) / math.sqrt(n)),
+            float(np.linalg.norm(vt @ vt.T - eye) / math.sqrt(n))]
+
+
+def check_svd(res, a_host, s_ref) -> dict:
+    """One output of cp.linalg.svd against the host: every singular value, then the three normwise
+    errors as one element each (svd_row.rs's check_svd)."""
+    import numpy as np
+    u, s, vt = (np.asarray(x.get()) for x in res)
+    n = a_host.shape[0]
+    if u.shape != (n, n) or vt.shape != (n, n) or s.shape != (n,):
+        return outcome(2 * n * n + n, u.size + s.size + vt.size, max(2 * n * n + n, 1), 0, math.inf)
+    o = host_compare(s, s_ref, SVD_VALUES_TOL)
+    for k, e in enumerate(svd_normwise_errors(a_host, u, s, vt)):
+        ok = e <= SVD_NORMWISE_TOL  # NaN fails
+        o["expected"] += 1
+        o["elements"] += 1
+        if not ok:
+            o["mismatches"] += 1
+            if o["first_bad"] is None:
+                o["first_bad"] = n + k
+        o["max_rel_err"] = max(o["max_rel_err"], e if e == e else math.inf)
+    return o
+
+
+def run_svd(cp, np, bracket, warmup, reps, name, emit):
+    """`cp.linalg.svd(a)` (full_matrices=True, cuSOLVER gesvd) of an SVD_N x SVD_N float64 matrix."""
+    n = SVD_N
+    a_host = svd_input_host(n)
+    a = cp.asarray(a_host)
+    s_ref = np.linalg.svd(a_host, compute_uv=False)  # LAPACK on the host, not cuSOLVER
+    check = summary(cp.linalg.svd(a)[1])
+
+    def setup():
+        poison_pool(cp, (n, n), cp.float64, np.nan, POOL_POISON + 2)
+        poison_pool(cp, n, cp.float64, np.nan, POOL_POISON)
+
+    m = measure(cp, bracket, warmup, reps,
+                "singular values against a host reference (numpy), and ||u diag(s) vt - a||/||a||, "
+                "||u^T u - I||/sqrt(n), ||vt vt^T - I||/sqrt(n) below 1e-11, on the host; result blocks poisoned",
+                lambda: cp.linalg.svd(a), lambda r: check_svd(r, a_host, s_ref), setup=setup)
+    emit(row(name, m, bracket.how(), check, (3 * n * n + n) * 8, "rw",
+             note="cuSOLVER gesvd, full_matrices (NumPy's default) on both sides; compute-bound, so the "
+                  "rate is not a fraction of any memory ceiling; check = [sum, first, middle, last] of s"))
+    del a
 
 
 _first_launch_count = 0

@@ -382,6 +382,16 @@ def clear_memo():
     MEMO_CLEARS.append(True)
 
 
+class linalg:  # noqa: N801 - CuPy's module name
+    """cupy.linalg: numpy's, on the fake device arrays."""
+
+    @staticmethod
+    def svd(a, full_matrices=True, compute_uv=True):
+        if not compute_uv:
+            return _wrap(np.linalg.svd(np.asarray(a), compute_uv=False))
+        return tuple(_wrap(x) for x in np.linalg.svd(np.asarray(a), full_matrices=full_matrices))
+
+
 # --- cupyx and installation ------------------------------------------------------------------
 
 

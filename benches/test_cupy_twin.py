@@ -98,8 +98,8 @@ class HostCompare(unittest.TestCase):
 class UnderFakeCupy(unittest.TestCase):
     #: gpukit-bench's DRY sizes, so the summaries can be compared with its dry run
     SIZES = {"N": 1 << 14, "LESSON5_SHAPE": (10, 20, 30), "FIZZBUZZ_N": 3000, "BLUR_SHAPE": (40, 24, 4),
-             "LAUNCHES": 20, "GEMM_N": 64, "MATMUL_N": 37, "GIB": 1 << 16, "SORT_SHAPE": (7, 300),
-             "FFT_SIDE": 6}
+             "LAUNCHES": 20, "GEMM_N": 64, "MATMUL_N": 37, "MATMUL_BIG_N": 41, "SVD_N": 24, "GIB": 1 << 16,
+             "SORT_SHAPE": (7, 300), "FFT_SIDE": 6}
 
     def setUp(self):
         import fake_cupy
@@ -132,7 +132,7 @@ class UnderFakeCupy(unittest.TestCase):
     def test_every_row_is_timed_and_checked_in_full(self):
         rows = self.rows()
         names = [r["name"] for r in rows]
-        self.assertEqual(len(rows), 28, names)
+        self.assertEqual(len(rows), 31, names)
         for r in rows:
             json.dumps(r)
             self.assertEqual(r["side"], "cupy")
@@ -209,11 +209,24 @@ class UnderFakeCupy(unittest.TestCase):
                 rows = self.rows(only="matmul (")
             finally:
                 del self.fake.ndarray.__matmul__
-            self.assertEqual(len(rows), 2)
+            self.assertEqual(len(rows), 4)  # 4096^2 and 8192^2, float32 and float64
             for r in rows:
                 self.assertEqual(r["verify"]["failed"], r["verify"]["checked"], r["name"])
         rows = self.rows(only="matmul (")  # and the real product passes
         self.assertTrue(all(r["verify"]["failed"] == 0 for r in rows))
+
+    def test_a_wrong_svd_fails_its_check(self):
+        real = self.fake.linalg.svd
+        for wrong in (lambda u, s, vt: (u, s, vt * 1.001), lambda u, s, vt: (u, s * 1.001, vt)):
+            self.fake.linalg.svd = staticmethod(lambda a, wrong=wrong, **k: wrong(*real(a, **k)))
+            try:
+                (r,) = self.rows(only="SVD (")
+            finally:
+                self.fake.linalg.svd = staticmethod(real)
+            self.assertEqual(r["verify"]["failed"], r["verify"]["checked"])
+        (r,) = self.rows(only="SVD (")  # and the real decomposition passes
+        self.assertEqual((r["verify"]["failed"], len(r["check"])), (0, 4))
+        self.assertEqual(self.ct.svd_input_host(2)[0, 0], (0xE220A8397B1DCDAF >> 11) / 2.0 ** 52 - 1.0)
 
     def test_spin_fallback_when_the_driver_refuses(self):
         self.ct._driver_wait_value32 = lambda: (lambda *a: 801)  # CUDA_ERROR_NOT_SUPPORTED
@@ -291,7 +304,7 @@ class UnderFakeCupy(unittest.TestCase):
         # the same rows as a second side that agrees: every row rated, every check ok
         twin = [dict(r, side="gpukit") for r in rows]
         res = benchlib.collect(rows + twin, {"device": "NVIDIA H100 80GB HBM3"}, {})
-        self.assertEqual(len(res["rows"]), 27)
+        self.assertEqual(len(res["rows"]), 30)
         for r in res["rows"]:
             self.assertTrue(r["check_ok"], r["name"])
             self.assertEqual(r["ratio"], 1.0, r["name"])

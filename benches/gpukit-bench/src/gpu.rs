@@ -31,6 +31,10 @@ pub struct Sizes {
     pub sort: (usize, usize),
     /// Side of the cube of the FFT row (`crate::fft`).
     pub fft: usize,
+    /// Side of the square matrices of the large matmul rows (the GEMM ceiling's size).
+    pub matmul_big: usize,
+    /// Side of the square matrix of the SVD row.
+    pub svd: usize,
 }
 
 /// The sizes of the recorded benchmarks.
@@ -43,6 +47,8 @@ pub const FULL: Sizes = Sizes {
     matmul: 4096,
     sort: (10_000, 5_000),
     fft: 256,
+    matmul_big: 8192,
+    svd: 1000,
 };
 
 /// Tiny sizes for the dry run on the CPU backend (checks the harness, times nothing useful).
@@ -55,6 +61,8 @@ pub const DRY: Sizes = Sizes {
     matmul: 37,
     sort: (7, 300),
     fft: 6,
+    matmul_big: 41,
+    svd: 24,
 };
 
 /// One result line.
@@ -749,6 +757,41 @@ pub fn run_all(
         emit(row);
     }
 
+    const MATMULS_BIG: [&str; 2] = ["matmul (float32, 8192^2)", "matmul (float64, 8192^2)"];
+    if MATMULS_BIG.iter().any(|x| opts.wants(x)) {
+        // Exact in float64 at this size too: sums of 8192 multiples of 2^-16 below 8192.
+        let reference = matmul_ref(z.matmul_big);
+        if opts.wants(MATMULS_BIG[0]) {
+            emit(matmul_row::<f32>(
+                t,
+                checker,
+                MATMULS_BIG[0],
+                z.matmul_big,
+                &reference,
+                1e-4,
+                w,
+                r,
+            )?);
+        }
+        if opts.wants(MATMULS_BIG[1]) {
+            emit(matmul_row::<f64>(
+                t,
+                checker,
+                MATMULS_BIG[1],
+                z.matmul_big,
+                &reference,
+                1e-12,
+                w,
+                r,
+            )?);
+        }
+    }
+
+    let name = "SVD (float64, 1000x1000)";
+    if opts.wants(name) {
+        emit(crate::svd_row::svd_row(t, name, z.svd, w, r)?);
+    }
+
     const TRANSFERS: [&str; 4] = [
         "to_device 2 GiB (pageable host memory)",
         "to_host 2 GiB (pageable host memory)",
@@ -1091,7 +1134,7 @@ mod tests {
         .unwrap();
         let names: Vec<&str> = rows.iter().map(|r| r.name).collect();
         // all but the two rows of the raw-CUDA empty kernel (plain launches, and in a graph)
-        assert_eq!(rows.len(), 24, "{names:?}");
+        assert_eq!(rows.len(), 27, "{names:?}");
         for row in &rows {
             let j = row.json("gpukit").render();
             assert!(j.contains("\"verify\":"), "{j}");

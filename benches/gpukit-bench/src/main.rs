@@ -27,6 +27,7 @@ mod json;
 mod kernels;
 mod rawcuda;
 mod sort_rows;
+mod svd_row;
 mod timing;
 mod verify;
 

@@ -89,6 +89,10 @@ pub enum Error {
         /// Why it cannot be captured, and what to do instead.
         reason: String,
     },
+    /// A linear-algebra routine has no answer for this input (a singular matrix, no
+    /// convergence), like NumPy's `LinAlgError`; the message names the function and the shape.
+    #[error("linear algebra error: {0}")]
+    LinAlg(String),
     /// An error reported by the CUDA driver, NVRTC or a CUDA library.
     #[error("CUDA error: {0}")]
     Cuda(String),

@@ -14,11 +14,13 @@
 //! launch path), `elementwise` (arithmetic, comparisons, casts, fills), `reduce` (reductions),
 //! `random` (cuRAND output mapped to ranges and integers), `diagonal` (`eye`), `sort` (bitonic
 //! sorts of rows in shared memory, and the transpose that moves an axis last), `complex` (complex
-//! arrays' fills, conversions and arithmetic).
+//! arrays' fills, conversions and arithmetic), `layout` (column-major matrices of cuSOLVER to C
+//! order, for `linalg`).
 
 pub(crate) mod complex;
 mod diagonal;
 mod elementwise;
+pub(crate) mod layout;
 pub(crate) mod random;
 mod reduce;
 pub(crate) mod sort;

@@ -175,11 +175,13 @@ pub(crate) fn all_sources() -> Vec<(String, String)> {
             v.push(Module::Cast(a, b).program());
         }
     }
-    // The small modules outside the table (random numbers, eye's diagonal).
+    // The small modules outside the table (random numbers, eye's diagonal, complex arrays,
+    // linalg's layouts).
     for (name, source) in [
         super::random::program(),
         super::diagonal::program(),
         super::complex::program(),
+        super::layout::program(),
     ] {
         v.push((name.to_string(), source.to_string()));
     }

@@ -1,16 +1,25 @@
 //! Linear algebra on arrays (`gpukit::linalg`): matrix products with NumPy's shape rules, on a
-//! GPU through cuBLAS and on the CPU through ndarray.
+//! GPU through cuBLAS and on the CPU through ndarray; decompositions (`svd`, `solve`, `inv`,
+//! `det`, `qr`, `eigh`) through cuSOLVER on a GPU and faer on the CPU (feature `linalg`);
+//! norms.
 //!
 //! Files: `plan` (the shape rules: output shape, broadcast batches as strided runs), `matmul`
-//! (`Array::matmul` / `Array::dot`, the cuBLAS and CPU computations), `tests` (CPU results
-//! against a naive triple loop; GPU results against the CPU's).
+//! (`Array::matmul` / `Array::dot`, the cuBLAS and CPU computations), `solver/` (the
+//! decompositions), `norm`, `tests` (CPU results against a naive triple loop; GPU results
+//! against the CPU's).
 
 mod matmul;
+mod norm;
 mod plan;
+mod solver;
 #[cfg(test)]
 mod tests;
 
 pub use crate::backend::cuda::blas::BlasElement as MatmulElement;
+pub use norm::{norm, norm_ord, NormOrd};
+pub use solver::{
+    cpu_available, det, eigh, inv, qr, solve, svd, svdvals, Eigh, Qr, SolverElement, Svd,
+};
 
 use crate::array::Array;
 use crate::error::{Error, Result};

@@ -1,6 +1,6 @@
 //! The CUDA backend (through cudarc): one context and one stream per device, allocation,
 //! NVRTC compilation with a kernel cache (machine code for the device, or PTX), loaded modules,
-//! device properties, cuBLAS (`blas`), cuRAND (`curand`), cuFFT (`cufft`).
+//! device properties, cuBLAS (`blas`), cuRAND (`curand`), cuFFT (`cufft`), cuSOLVER (`solver`).
 //!
 //! Every entry point checks [`probe`] first, so cudarc is never asked to load a library that
 //! is missing (it would panic).
@@ -20,6 +20,7 @@ mod pointer;
 mod pool;
 mod probe;
 mod properties;
+pub(crate) mod solver;
 pub(crate) mod staging;
 
 pub(crate) use cache_dir::cache_dir;
@@ -32,7 +33,9 @@ pub(crate) use modules::{clear_memory_caches, CompiledModule};
 #[allow(unused_imports)]
 pub(crate) use nvrtc::{compile_cubin, compile_ptx, cubin_sm, nvrtc_version, ptx_entries};
 #[allow(unused_imports)]
-pub(crate) use probe::{cublas_probe, cufft_probe, curand_probe, nvrtc_probe, probe};
+pub(crate) use probe::{
+    cublas_probe, cufft_probe, curand_probe, cusolver_probe, nvrtc_probe, probe,
+};
 pub use properties::CudaProperties;
 
 use crate::element::Element;
@@ -60,6 +63,8 @@ pub(crate) struct CudaBackend {
     capturing: AtomicBool,
     /// The device's cuRAND generator, created at the first random fill ([`curand`]).
     curand: Mutex<Option<curand::Curand>>,
+    /// The cuSOLVER dense handle on `stream`, created at first use (`solver::CudaBackend::solver`).
+    solver: Mutex<Option<Arc<cudarc::cusolver::DnHandle>>>,
     /// Reports errors that kernels recorded on the device (out-of-bounds indices), run after
     /// every synchronisation; registered by the kernel layer at its first checked launch.
     sync_check: OnceLock<SyncCheck>,
@@ -162,6 +167,7 @@ impl CudaBackend {
             pending: Mutex::new(None),
             capturing: AtomicBool::new(false),
             curand: Mutex::new(None),
+            solver: Mutex::new(None),
             sync_check: OnceLock::new(),
             generation: NEXT_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             lost: OnceLock::new(),

@@ -33,7 +33,7 @@ pub(crate) fn nvrtc_probe() -> Result<(), String> {
         .get_or_init(|| {
             let names = cudarc::get_lib_name_candidates("nvrtc");
             let found = open_first(&names)
-                .or_else(|| open_in_known_dirs(&names, Some("libnvrtc-builtins.so.")));
+                .or_else(|| open_in_known_dirs(&names, &["libnvrtc-builtins.so."]));
             match found {
                 Some(_) => Ok(()),
                 None => Err(format!(
@@ -54,7 +54,7 @@ pub(crate) fn cublas_probe() -> Result<(), String> {
         .get_or_init(|| {
             let names = cudarc::get_lib_name_candidates("cublas");
             let found =
-                open_first(&names).or_else(|| open_in_known_dirs(&names, Some("libcublasLt.so.")));
+                open_first(&names).or_else(|| open_in_known_dirs(&names, &["libcublasLt.so."]));
             match found {
                 Some(_) => Ok(()),
                 None => Err(format!(
@@ -77,7 +77,7 @@ pub(crate) fn curand_probe() -> Result<(), String> {
     CURAND
         .get_or_init(|| {
             let names = cudarc::get_lib_name_candidates("curand");
-            match open_first(&names).or_else(|| open_in_known_dirs(&names, None)) {
+            match open_first(&names).or_else(|| open_in_known_dirs(&names, &[])) {
                 Some(_) => Ok(()),
                 None => Err(format!(
                     "libcurand not found (searched {}; install the CUDA toolkit's cuRAND or the \
@@ -98,11 +98,32 @@ pub(crate) fn cufft_probe() -> Result<(), String> {
     CUFFT
         .get_or_init(|| {
             let names = cudarc::get_lib_name_candidates("cufft");
-            match open_first(&names).or_else(|| open_in_known_dirs(&names, None)) {
+            match open_first(&names).or_else(|| open_in_known_dirs(&names, &[])) {
                 Some(_) => Ok(()),
                 None => Err(format!(
                     "libcufft not found (searched {}; install the CUDA toolkit's cuFFT or the \
                      `nvidia-cufft` wheel and put the folder holding libcufft.so on LD_LIBRARY_PATH)",
+/// Whether libcusolver can be loaded (under one of the names cudarc tries, or from a known CUDA
+/// folder together with the libraries it links: nvJitLink, cuBLASLt, cuBLAS, cuSPARSE), or why
+/// not. cuSOLVER is needed only by the decompositions of `gpukit::linalg` on a CUDA device, so it
+/// is not part of [`probe`]; cudarc panics on a missing libcusolver, so every use asks this first.
+pub(crate) fn cusolver_probe() -> Result<(), String> {
+    static CUSOLVER: OnceLock<Result<(), String>> = OnceLock::new();
+    CUSOLVER
+        .get_or_init(|| {
+            let names = cudarc::get_lib_name_candidates("cusolver");
+            let deps = [
+                "libnvJitLink.so.",
+                "libcublasLt.so.",
+                "libcublas.so.",
+                "libcusparse.so.",
+            ];
+            match open_first(&names).or_else(|| open_in_known_dirs(&names, &deps)) {
+                Some(_) => Ok(()),
+                None => Err(format!(
+                    "libcusolver not found (searched {}; install the CUDA toolkit's cuSOLVER or \
+                     the `nvidia-cusolver` wheel and put the folder holding libcusolver.so on \
+                     LD_LIBRARY_PATH)",
                     short_list(&names)
                 )),
             }
@@ -141,10 +162,11 @@ fn known_dirs() -> Vec<std::path::PathBuf> {
 }
 
 /// Opens a versioned library (`libnvrtc.so.13`, ...) from a known folder by its full path and
-/// keeps it loaded, with the libraries of that folder whose names start with `companion` (NVRTC
-/// loads `libnvrtc-builtins.so.13.0` by name). The loader then resolves later loads by name
+/// keeps it loaded, after the libraries of that folder whose names start with one of
+/// `companions`, in that order (NVRTC loads `libnvrtc-builtins.so.13.0` by name; cuSOLVER links
+/// cuBLAS, cuSPARSE and nvJitLink). The loader then resolves later loads by name
 /// (cudarc's, NVRTC's) to these libraries, because a loaded library answers to its soname.
-fn open_in_known_dirs(names: &[String], companion: Option<&str>) -> Option<&'static Library> {
+fn open_in_known_dirs(names: &[String], companions: &[&str]) -> Option<&'static Library> {
     let versioned: Vec<&String> = names.iter().filter(|n| n.contains(".so.")).collect();
     for dir in known_dirs() {
         for name in &versioned {
@@ -152,10 +174,10 @@ fn open_in_known_dirs(names: &[String], companion: Option<&str>) -> Option<&'sta
             if !path.exists() {
                 continue;
             }
-            if let Some(prefix) = companion {
+            for prefix in companions {
                 for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
                     let file = entry.file_name();
-                    if file.to_string_lossy().starts_with(prefix) {
+                    if file.to_string_lossy().starts_with(*prefix) {
                         // SAFETY: as in `open_first`.
                         if let Ok(lib) = unsafe { Library::new(entry.path()) } {
                             Box::leak(Box::new(lib));
@@ -297,6 +319,10 @@ mod tests {
         assert_eq!(cufft_probe(), cufft_probe(), "cached");
         if let Err(why) = cufft_probe() {
             assert!(why.starts_with("libcufft not found"), "{why}");
+    fn cusolver_reason_names_the_library() {
+        assert_eq!(cusolver_probe(), cusolver_probe(), "cached");
+        if let Err(why) = cusolver_probe() {
+            assert!(why.starts_with("libcusolver not found"), "{why}");
             assert!(!why.contains('\n'), "one line: {why}");
         }
     }
