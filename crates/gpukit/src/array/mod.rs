@@ -8,7 +8,8 @@
 //! evcxr display hook), `kernels/` (the built-in CUDA kernels), `kernel_args` (arrays as
 //! kernel arguments), `vectorize` (the `#[vectorize]` runtime), `warm_up` (compiling the
 //! built-in kernels ahead of use), `interop/` (cudarc, DLPack, candle and raw device pointers),
-//! `linalg/` (matrix products: cuBLAS on a GPU, ndarray on the CPU).
+//! `linalg/` (matrix products: cuBLAS on a GPU, ndarray on the CPU), `view/` (strided views:
+//! transpose, slicing, reshape, broadcasting, concatenate/stack).
 
 mod capture;
 mod construct;
@@ -26,11 +27,15 @@ mod reduce;
 mod storage;
 mod transfer;
 pub(crate) mod vectorize;
+pub(crate) mod view;
 mod warm_up;
 
 pub use construct::IntoShape;
 pub use ops::{IntoRhs, Rhs};
 pub use pinned::PinnedBuffer;
+pub use view::{
+    concatenate, stack, ArrayView, AsView, IntoAxis, IntoViewOperand, NewShape, ViewOperand,
+};
 
 pub(crate) use storage::Storage;
 

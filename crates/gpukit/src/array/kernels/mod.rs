@@ -12,13 +12,15 @@
 //!
 //! Files: `source` (the CUDA C++), `table` (which kernels exist, their slots and the shared
 //! launch path), `elementwise` (arithmetic, comparisons, casts, fills), `reduce` (reductions),
-//! `random` (cuRAND output mapped to ranges and integers), `diagonal` (`eye`).
+//! `random` (cuRAND output mapped to ranges and integers), `diagonal` (`eye`), `strided` (copies
+//! between layouts, a tiled transpose, and binary operations on strided and broadcast operands).
 
 mod diagonal;
 mod elementwise;
 pub(crate) mod random;
 mod reduce;
 mod source;
+pub(crate) mod strided;
 mod table;
 #[cfg(test)]
 mod tests;

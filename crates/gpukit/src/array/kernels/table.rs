@@ -158,6 +158,7 @@ pub(crate) fn all_sources() -> Vec<(String, String)> {
     for (name, source) in [super::random::program(), super::diagonal::program()] {
         v.push((name.to_string(), source.to_string()));
     }
+    v.extend(super::strided::programs());
     v
 }
 
