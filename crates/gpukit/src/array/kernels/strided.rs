@@ -453,3 +453,67 @@ pub(crate) fn binary<T: Element, R: Element>(
         launch_values(backend, f.cu_function(), &config, &params, &name)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The strided modules compile with NVRTC (no GPU needed), define every kernel the launch
+    /// code names, and keep their index arrays in registers (no local memory).
+    #[test]
+    fn strided_kernels_compile_without_local_memory() {
+        if !crate::testing::nvrtc_or_skip() {
+            return;
+        }
+        let compile = |name: &str, src: &str| {
+            crate::backend::cuda::compile_ptx(name, src, "sm_90").unwrap_or_else(|e| panic!("{e}"))
+        };
+        let ptx = compile(COPY_PROGRAM, copy_source());
+        let entries = crate::backend::cuda::ptx_entries(&ptx);
+        for w in [1, 2, 4, 8, 16] {
+            for k in [
+                format!("gk_scopy_w{w}_i32"),
+                format!("gk_scopy_w{w}_i64"),
+                format!("gk_tcopy_w{w}"),
+            ] {
+                assert!(entries.contains(&k), "{k}");
+            }
+        }
+        assert!(
+            !ptx.contains("ld.local") && !ptx.contains("st.local"),
+            "copy kernels spill"
+        );
+        for d in [DType::F64, DType::Bool, DType::U8] {
+            let ptx = compile(&binary_program(d), &binary_source(d));
+            let entries = crate::backend::cuda::ptx_entries(&ptx);
+            assert!(entries.contains(&binary_name("lt", d, false)), "{d:?}");
+            assert!(entries.contains(&binary_name("ge", d, true)), "{d:?}");
+            assert_eq!(
+                entries.contains(&binary_name("add", d, true)),
+                d != DType::Bool
+            );
+            assert!(
+                !ptx.contains("ld.local") && !ptx.contains("st.local"),
+                "{d:?} spills"
+            );
+        }
+    }
+
+    #[test]
+    fn transposes_take_the_tiled_path() {
+        // (4, 6) transposed: merged loop [6, 4], source strides [1, 6], destination [4, 1].
+        let t = tile_plan(&[6, 4], &[1, 6], &[4, 1]).unwrap();
+        assert_eq!((t.len, t.axis), ([1, 6, 4], [usize::MAX, 0, 1]));
+        // Batched: (2, 4, 6) with the last two axes swapped.
+        let t = tile_plan(&[2, 6, 4], &[24, 1, 6], &[24, 4, 1]).unwrap();
+        assert_eq!(t.len, [2, 6, 4]);
+        // Batch axis innermost among the others.
+        let t = tile_plan(&[6, 2, 4], &[1, 24, 6], &[8, 4, 1]).unwrap();
+        assert_eq!((t.len, t.axis), ([2, 6, 4], [1, 0, 2]));
+        // Not transposes: contiguous, strided without a contiguous axis, four axes.
+        assert!(tile_plan(&[24], &[1], &[1]).is_none());
+        assert!(tile_plan(&[6, 4], &[2, 12], &[4, 1]).is_none());
+        assert!(tile_plan(&[6, 4], &[-1, 6], &[4, 1]).is_none());
+        assert!(tile_plan(&[2, 2, 2, 2], &[1, 2, 4, 8], &[8, 4, 2, 1]).is_none());
+    }
+}
