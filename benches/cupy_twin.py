@@ -35,6 +35,8 @@ BLUR_SHAPE = (8192, 8192, 4)
 LAUNCHES = 20_000
 #: Side of the square matrices of the matmul rows.
 MATMUL_N = 4096
+#: Side of the square float64 matrix of the transpose-copy row.
+TRANSPOSE_N = 8192
 #: GEMM size of the ceilings.
 GEMM_N = 8192
 #: Bytes per "GiB" of the memory ceilings' buffer sizes (tests shrink it).
@@ -693,6 +695,21 @@ def run_all(warmup: int, reps: int, only: str | None, emit):
                           "ceiling); reference exact in float64, float32 checked to 1e-4 relative"))
             del a, b, ref
         del a_host, b_host, ref_host
+
+    name = "transpose copy (float64, 8192^2)"
+    if wants(name):
+        tn = TRANSPOSE_N
+        a = cp.arange(tn * tn, dtype=cp.float64).reshape(tn, tn)
+        # the reference transposed on the host (numpy), then uploaded
+        ref = cp.asarray(np.ascontiguousarray(np.arange(tn * tn, dtype=np.float64).reshape(tn, tn).T))
+        check = summary(cp.ascontiguousarray(a.T))
+        m = measure(cp, bracket, warmup, reps, FULL_CHECK, lambda: cp.ascontiguousarray(a.T),
+                    lambda c: checker.compare(c, ref, 0.0),
+                    setup=lambda: poison_pool(cp, (tn, tn), cp.float64, np.nan, POOL_POISON))
+        emit(row(name, m, how(), check, 2 * tn * tn * 8, "rw",
+                 note="a.t().copy() against CuPy's ascontiguousarray(a.T): a strided view made contiguous "
+                      "(gpukit: 32x32 tiles through shared memory)"))
+        del a, ref
 
     transfers = (
         "to_device 2 GiB (pageable host memory)",
