@@ -237,13 +237,16 @@ impl StridedOperand {
     }
 }
 
+/// What [`for_each_block`] runs per block: a launch over a shape with its operands.
+type BlockLaunch<'a> = &'a mut dyn FnMut(&[usize], &[StridedOperand]) -> Result<()>;
+
 /// Runs `launch(shape, operands)` for a loop over `shape` (already merged; operands' strides in
 /// bytes), splitting off leading axes while there are more than [`MAX_DIMS`]: one launch per
 /// index of them, with each operand's address moved to that index.
 fn for_each_block(
     shape: &[usize],
     operands: &[StridedOperand],
-    launch: &mut dyn FnMut(&[usize], &[StridedOperand]) -> Result<()>,
+    launch: BlockLaunch<'_>,
 ) -> Result<()> {
     if shape.len() <= MAX_DIMS {
         return launch(shape, operands);
@@ -316,7 +319,7 @@ pub(crate) fn copy<T: Element>(
         )));
     }
     if let Some(t) = tile_plan(shape, &src.strides, &dst.strides) {
-        return tile_copy::<T>(backend, w, t, &src, &dst);
+        return tile_copy(backend, w, t, &src, &dst);
     }
     let ops = to_bytes::<T>(&[src, dst]);
     let source = copy_source();
@@ -369,7 +372,7 @@ pub(crate) fn tile_plan(shape: &[usize], src: &[isize], dst: &[isize]) -> Option
     })
 }
 
-fn tile_copy<T>(
+fn tile_copy(
     backend: &CudaBackend,
     w: usize,
     t: TilePlan,
