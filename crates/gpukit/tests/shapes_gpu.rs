@@ -405,3 +405,42 @@ fn concatenate_and_stack_match_ndarray() {
         gpukit::Error::DeviceMismatch(_)
     ));
 }
+
+/// Loops past 2^32 elements take the kernels' 64-bit index arithmetic: a broadcast sum of
+/// 65537 x 65537 `u8` (4.3 GB) and a copy of it with its columns reversed (the general strided
+/// copy, not the tiled one), checked at every element past 2^32 - 2^20 and on a sample before.
+#[test]
+fn loops_past_four_billion_elements() {
+    let Some((dev, _lock)) = gpu() else { return };
+    let total = match dev.properties().unwrap() {
+        gpukit::DeviceProperties::Cuda(p) => p.total_memory,
+        other => panic!("expected CUDA properties, got {other:?}"),
+    };
+    if total < 16 << 30 {
+        println!("skipped: the 64-bit index test needs 16 GiB of GPU memory ({total} bytes here)");
+        return;
+    }
+    let m = 65_537usize;
+    let x =
+        Array::from_slice_on(&(0..m).map(|i| (i % 256) as u8).collect::<Vec<_>>(), &dev).unwrap();
+    let col = x.reshape([m, 1]).unwrap();
+    let sum = (&col + &x).unwrap();
+    assert_eq!(sum.shape(), &[m, m]);
+    let checked = |v: &[u8], value: &dyn Fn(usize, usize) -> u8, what: &str| {
+        let n = m * m;
+        assert_eq!(v.len(), n);
+        let tail = (1usize << 32) - (1 << 20);
+        for k in (0..tail).step_by(9_973).chain(tail..n) {
+            let (i, j) = (k / m, k % m);
+            assert_eq!(v[k], value(i, j), "{what} at [{i}, {j}]");
+        }
+    };
+    checked(&sum.to_vec().unwrap(), &|i, j| ((i + j) % 256) as u8, "sum");
+    let reversed = sum.slice(s![.., ..;-1]).unwrap().copy().unwrap();
+    drop(sum);
+    checked(
+        &reversed.to_vec().unwrap(),
+        &|i, j| ((i + (m - 1 - j)) % 256) as u8,
+        "reversed",
+    );
+}
