@@ -7,6 +7,10 @@
 //! (on a GPU) or one parallel pass (on the CPU); elementwise operators read views directly, and
 //! operations that take an `&Array` take `view.copy()?`.
 //!
+//! A view borrows its array, so a notebook (evcxr) cannot keep one in a variable from one cell to
+//! the next: use it within the cell (`let c = a.t().copy()?;`, `(&a.t() + &b)?`, or a `{ .. }`
+//! block), or keep the copy.
+//!
 //! Files: `layout` (the index arithmetic), `shape_arg` (shapes with `-1`, axes that may be
 //! negative), `materialize` (strided copies on both backends), `cpu` (strided loops on the
 //! host), `ops` (elementwise arithmetic and comparisons on views and broadcasting between
