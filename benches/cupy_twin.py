@@ -45,6 +45,8 @@ FFT_ROW = "FFT 3-D complex (complex128, 256^3)"
 MATMUL_BIG_N = 8192
 #: Side of the square matrix of the SVD row.
 SVD_N = 1000
+#: Side of the square float64 matrix of the transpose-copy row.
+TRANSPOSE_N = 8192
 #: GEMM size of the ceilings.
 GEMM_N = 8192
 #: Bytes per "GiB" of the memory ceilings' buffer sizes (tests shrink it).
@@ -697,6 +699,21 @@ def run_all(warmup: int, reps: int, only: str | None, emit):
         run_sort(cp, np, bracket, checker, warmup, reps, wants, emit)
     if wants(FFT_ROW):
         run_fft(cp, np, bracket, checker, warmup, reps, emit)
+
+    name = "transpose copy (float64, 8192^2)"
+    if wants(name):
+        tn = TRANSPOSE_N
+        a = cp.arange(tn * tn, dtype=cp.float64).reshape(tn, tn)
+        # the reference transposed on the host (numpy), then uploaded
+        ref = cp.asarray(np.ascontiguousarray(np.arange(tn * tn, dtype=np.float64).reshape(tn, tn).T))
+        check = summary(cp.ascontiguousarray(a.T))
+        m = measure(cp, bracket, warmup, reps, FULL_CHECK, lambda: cp.ascontiguousarray(a.T),
+                    lambda c: checker.compare(c, ref, 0.0),
+                    setup=lambda: poison_pool(cp, (tn, tn), cp.float64, np.nan, POOL_POISON))
+        emit(row(name, m, how(), check, 2 * tn * tn * 8, "rw",
+                 note="a.t().copy() against CuPy's ascontiguousarray(a.T): a strided view made contiguous "
+                      "(gpukit: 32x32 tiles through shared memory)"))
+        del a, ref
 
     transfers = (
         "to_device 2 GiB (pageable host memory)",

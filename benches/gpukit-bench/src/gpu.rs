@@ -35,6 +35,8 @@ pub struct Sizes {
     pub matmul_big: usize,
     /// Side of the square matrix of the SVD row.
     pub svd: usize,
+    /// Side of the square float64 matrix of the transpose-copy row.
+    pub transpose: usize,
 }
 
 /// The sizes of the recorded benchmarks.
@@ -49,6 +51,7 @@ pub const FULL: Sizes = Sizes {
     fft: 256,
     matmul_big: 8192,
     svd: 1000,
+    transpose: 8192,
 };
 
 /// Tiny sizes for the dry run on the CPU backend (checks the harness, times nothing useful).
@@ -63,6 +66,7 @@ pub const DRY: Sizes = Sizes {
     fft: 6,
     matmul_big: 41,
     svd: 24,
+    transpose: 45,
 };
 
 /// One result line.
@@ -792,6 +796,11 @@ pub fn run_all(
         emit(crate::svd_row::svd_row(t, name, z.svd, w, r)?);
     }
 
+    let name = "transpose copy (float64, 8192^2)";
+    if opts.wants(name) {
+        emit(transpose_row(t, checker, name, z.transpose, w, r)?);
+    }
+
     const TRANSFERS: [&str; 4] = [
         "to_device 2 GiB (pageable host memory)",
         "to_host 2 GiB (pageable host memory)",
@@ -884,6 +893,43 @@ fn matmul_row<T: CheckElem + gpukit::linalg::MatmulElement>(
         "rw",
         "cuBLAS GEMM, compute-bound (2n^3 flops: benchlib adds TFLOP/s and % of the GEMM \
          ceiling); reference exact in float64, float32 checked to 1e-4 relative",
+    ))
+}
+
+/// The row `name`: `a.t().copy()` of an `n`×`n` float64 `a = arange(n * n).reshape(n, n)` (a
+/// strided view made contiguous: NumPy's `ascontiguousarray(a.T)`), every element of every timed
+/// result against the transpose computed on the host.
+fn transpose_row(
+    t: &mut Timer,
+    checker: &Checker,
+    name: &'static str,
+    n: usize,
+    warmup: usize,
+    reps: usize,
+) -> Result<Row> {
+    let a = Array::<f64>::arange(0.0, (n * n) as f64)?.into_shape([n, n])?;
+    let reference = Array::from_vec(host_vec(n * n, |k| ((k % n) * n + k / n) as f64), [n, n])?;
+    let check = summary(&a.t().copy()?)?;
+    let span = t.how();
+    let m = measure(
+        t,
+        warmup,
+        reps,
+        FULL_CHECK,
+        &mut (),
+        |_| poison_pool(n * n, f64::NAN, POOL_POISON),
+        |_| a.t().copy(),
+        |_, c| checker.compare(&c, &reference, 0.0),
+    )?;
+    Ok(Row::op(
+        name,
+        m,
+        span,
+        check,
+        (2 * n * n * 8) as f64,
+        "rw",
+        "a.t().copy() against CuPy's ascontiguousarray(a.T): a strided view made contiguous \
+         (gpukit: 32x32 tiles through shared memory)",
     ))
 }
 
@@ -1134,7 +1180,7 @@ mod tests {
         .unwrap();
         let names: Vec<&str> = rows.iter().map(|r| r.name).collect();
         // all but the two rows of the raw-CUDA empty kernel (plain launches, and in a graph)
-        assert_eq!(rows.len(), 27, "{names:?}");
+        assert_eq!(rows.len(), 28, "{names:?}");
         for row in &rows {
             let j = row.json("gpukit").render();
             assert!(j.contains("\"verify\":"), "{j}");

@@ -58,6 +58,9 @@ pub mod testing;
 pub use array::fft;
 pub use array::linalg;
 pub use array::random;
+pub use array::{
+    concatenate, stack, ArrayView, AsView, IntoAxis, IntoViewOperand, NewShape, ViewOperand,
+};
 pub use array::{Array, IntoRhs, IntoShape, PinnedBuffer, Rhs};
 /// How a kernel was loaded: machine code or PTX, and from where (`Module::code()`).
 pub use backend::cuda::{CodeFormat, CodeOrigin, LoadedCode};
@@ -82,6 +85,7 @@ pub use gpukit_macros::{device, kernel, vectorize};
 pub use kernel::exports::*;
 /// The ndarray crate gpukit converts from and to, so notebooks can name host arrays without `:dep`.
 pub use ndarray;
+pub use ndarray::{s, NewAxis};
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -93,6 +97,7 @@ pub mod __private;
 /// through the module, `gpukit::plot::line(&x, &y)?`, or `use gpukit::plot;` and `plot::line`.
 pub mod prelude {
     pub use crate::array::fft;
+    pub use crate::array::{concatenate, stack, ArrayView};
     pub use crate::array::{random, Array, PinnedBuffer};
     pub use crate::device::{default_device, set_default_device, synchronize, Device};
     pub use crate::element::{Complex, DType, Element, Float, Numeric};
@@ -100,4 +105,5 @@ pub mod prelude {
     pub use crate::kernel::exports::*;
     pub use gpukit_macros::{device, kernel, vectorize};
     pub use ndarray;
+    pub use ndarray::{s, NewAxis};
 }

@@ -652,8 +652,8 @@ fn gpu_display_and_properties() {
         }
         other => panic!("expected CUDA properties, got {other:?}"),
     }
-    // 8 ops + 64 casts + 8 sorts + random, diagonal, complex, layout
-    assert_eq!(dev.precompile_builtin_kernels().unwrap(), 84);
+    // 8 ops + 64 casts + 8 sorts + random, diagonal, complex, layout, strided copy, 8 strided binary
+    assert_eq!(dev.precompile_builtin_kernels().unwrap(), 93);
     assert_eq!(Device::Cpu.precompile_builtin_kernels().unwrap(), 0);
     if std::env::var("GPUKIT_DEVICE").is_err() {
         assert_eq!(

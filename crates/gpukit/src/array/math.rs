@@ -50,6 +50,10 @@ impl<T: Element> Array<T> {
                 |x| f(x, s),
                 |b, a, out, n| kernels::compare(b, op, a, Operand::Scalar(s), out, n),
             )),
+            Rhs::Array(other) if self.shape() != other.shape() => {
+                // NumPy broadcasting (view/ops.rs).
+                super::view::ops::compare(op, &self.view(), &other.view())
+            }
             Rhs::Array(other) => {
                 check_same(op.symbol(), self, other)?;
                 let n = self.size();

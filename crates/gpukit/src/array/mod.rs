@@ -10,7 +10,8 @@
 //! built-in kernels ahead of use), `interop/` (cudarc, DLPack, candle and raw device pointers),
 //! `linalg/` (matrix products: cuBLAS on a GPU, ndarray on the CPU), `sort/` (sort and argsort
 //! along any axis: bitonic sorts in shared memory on a GPU, rayon on the CPU), `complex` (complex
-//! arrays' parts and arithmetic), `fft/` (Fourier transforms: cuFFT on a GPU, rustfft on the CPU).
+//! arrays' parts and arithmetic), `fft/` (Fourier transforms: cuFFT on a GPU, rustfft on the CPU), `view/`
+//! (strided views: transpose, slicing, reshape, broadcasting, concatenate/stack).
 
 mod capture;
 mod complex;
@@ -31,11 +32,15 @@ mod sort;
 mod storage;
 mod transfer;
 pub(crate) mod vectorize;
+pub(crate) mod view;
 mod warm_up;
 
 pub use construct::IntoShape;
 pub use ops::{IntoRhs, Rhs};
 pub use pinned::PinnedBuffer;
+pub use view::{
+    concatenate, stack, ArrayView, AsView, IntoAxis, IntoViewOperand, NewShape, ViewOperand,
+};
 
 pub(crate) use storage::Storage;
 

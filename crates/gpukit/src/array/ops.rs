@@ -1,5 +1,5 @@
-//! Elementwise arithmetic: `+ - * / %` between arrays of one shape and with scalars on either
-//! side, as operators (`&a + &b`, `&a * 2.0`, `2.0 * &a`, `a *= 5.0`) and as checked methods.
+//! Elementwise arithmetic: `+ - * / %` between arrays (of one shape, or of shapes that broadcast
+//! as in NumPy: `view/ops.rs`) and with scalars on either side, as operators (`&a + &b`, `&a * 2.0`, `2.0 * &a`, `a *= 5.0`) and as checked methods.
 //!
 //! Operators return `Result<Array<T>>`; they also accept `Result<Array<T>>` on either side next
 //! to an array, so `((&a + &b)? * 2.0)?` and `(&a + &b) * &c` chain. (Rust's orphan rule forbids
@@ -71,6 +71,10 @@ impl<T: Numeric> Array<T> {
     /// `self op rhs` into a new array (`scalar_left`: `rhs op self` for a scalar `rhs`).
     pub(crate) fn binary(&self, op: BinOp, rhs: Rhs<'_, T>, scalar_left: bool) -> Result<Array<T>> {
         if let Rhs::Array(b) = &rhs {
+            if self.shape() != b.shape() {
+                // NumPy broadcasting (view/ops.rs); one shape keeps the contiguous path below.
+                return super::view::ops::binary(op, &self.view(), &b.view());
+            }
             check_same(op.symbol(), self, b)?;
         }
         let n = self.size();
@@ -120,6 +124,10 @@ impl<T: Numeric> Array<T> {
     /// `self = self op rhs`, in place.
     pub(crate) fn binary_in_place(&mut self, op: BinOp, rhs: Rhs<'_, T>) -> Result<()> {
         if let Rhs::Array(b) = &rhs {
+            if self.shape() != b.shape() {
+                // `b` broadcast to this array's shape (view/ops.rs).
+                return super::view::ops::binary_in_place(op, self, &b.view());
+            }
             check_same(&format!("{}=", op.symbol()), self, b)?;
         }
         let n = self.size();

@@ -91,21 +91,29 @@ impl<T: Element> Array<T> {
         }
     }
 
-    /// A copy with a new shape holding the same number of elements (C order).
-    pub fn reshape(&self, shape: impl super::IntoShape) -> Result<Array<T>> {
-        let shape = shape.into_shape();
-        self.check_reshape(&shape)?;
+    /// A copy with a new shape holding the same number of elements (C order); one length may
+    /// be `-1`, inferred from the size as in NumPy (`a.reshape([10_000, -1, 5])`). This borrows
+    /// the array, so it copies; [`Array::into_shape`] (which consumes it) and
+    /// `a.view().reshape(..)` (a view) never copy.
+    pub fn reshape(&self, shape: impl super::NewShape) -> Result<Array<T>> {
+        let shape = shape.resolve(self.size(), self.shape())?;
         self.try_clone()?.into_shape(shape)
     }
 
-    /// This array with a new shape holding the same number of elements, without copying.
-    pub fn into_shape(self, shape: impl super::IntoShape) -> Result<Array<T>> {
-        let shape = shape.into_shape();
+    /// This array with a new shape holding the same number of elements, without copying (one
+    /// length may be `-1`, as in [`Array::reshape`]).
+    pub fn into_shape(self, shape: impl super::NewShape) -> Result<Array<T>> {
+        let shape = shape.resolve(self.size(), self.shape())?;
         self.check_reshape(&shape)?;
         let mut me = self;
         // Same number of elements: the buffer, its tracked bytes and any foreign owner stay.
         me.shape = shape;
         Ok(me)
+    }
+
+    /// The same as [`Array::into_shape`] (the consuming, copy-free reshape).
+    pub fn into_reshape(self, shape: impl super::NewShape) -> Result<Array<T>> {
+        self.into_shape(shape)
     }
 
     fn check_reshape(&self, shape: &[usize]) -> Result<()> {

@@ -66,7 +66,7 @@ const LARGE_ALLOCATION: usize = 64 << 20;
 /// A vector with room for `n` elements and none written yet, or [`Error::OutOfMemory`] when
 /// the request cannot be met. Large buffers are backed by transparent huge pages where the
 /// system offers them ([`advise_huge_pages`]).
-fn alloc_uninit<T>(n: usize) -> Result<Vec<T>> {
+pub(crate) fn alloc_uninit<T>(n: usize) -> Result<Vec<T>> {
     let requested = n.saturating_mul(std::mem::size_of::<T>());
     let free = if requested >= LARGE_ALLOCATION {
         available_memory()

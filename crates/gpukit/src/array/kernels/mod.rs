@@ -15,7 +15,8 @@
 //! `random` (cuRAND output mapped to ranges and integers), `diagonal` (`eye`), `sort` (bitonic
 //! sorts of rows in shared memory, and the transpose that moves an axis last), `complex` (complex
 //! arrays' fills, conversions and arithmetic), `layout` (column-major matrices of cuSOLVER to C
-//! order, for `linalg`).
+//! order, for `linalg`), `strided` (copies
+//! between layouts, a tiled transpose, and binary operations on strided and broadcast operands).
 
 pub(crate) mod complex;
 mod diagonal;
@@ -25,6 +26,7 @@ pub(crate) mod random;
 mod reduce;
 pub(crate) mod sort;
 mod source;
+pub(crate) mod strided;
 mod table;
 #[cfg(test)]
 mod tests;

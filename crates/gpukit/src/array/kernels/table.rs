@@ -186,6 +186,7 @@ pub(crate) fn all_sources() -> Vec<(String, String)> {
         v.push((name.to_string(), source.to_string()));
     }
     v.extend(super::sort::programs());
+    v.extend(super::strided::programs());
     v
 }
 
