@@ -103,6 +103,13 @@ pub(crate) fn cufft_probe() -> Result<(), String> {
                 None => Err(format!(
                     "libcufft not found (searched {}; install the CUDA toolkit's cuFFT or the \
                      `nvidia-cufft` wheel and put the folder holding libcufft.so on LD_LIBRARY_PATH)",
+                    short_list(&names)
+                )),
+            }
+        })
+        .clone()
+}
+
 /// Whether libcusolver can be loaded (under one of the names cudarc tries, or from a known CUDA
 /// folder together with the libraries it links: nvJitLink, cuBLASLt, cuBLAS, cuSPARSE), or why
 /// not. cuSOLVER is needed only by the decompositions of `gpukit::linalg` on a CUDA device, so it
@@ -319,6 +326,11 @@ mod tests {
         assert_eq!(cufft_probe(), cufft_probe(), "cached");
         if let Err(why) = cufft_probe() {
             assert!(why.starts_with("libcufft not found"), "{why}");
+            assert!(!why.contains('\n'), "one line: {why}");
+        }
+    }
+
+    #[test]
     fn cusolver_reason_names_the_library() {
         assert_eq!(cusolver_probe(), cusolver_probe(), "cached");
         if let Err(why) = cusolver_probe() {
