@@ -194,6 +194,8 @@ pub(super) fn suffix(d: DType) -> &'static str {
         DType::U64 => "u64",
         DType::F32 => "f32",
         DType::F64 => "f64",
+        // Sorting takes `Numeric` elements, which complex types are not.
+        DType::Complex64 | DType::Complex128 => unreachable!("complex arrays are not sorted"),
     }
 }
 
@@ -218,6 +220,7 @@ pub(super) fn source(d: DType) -> &'static (String, String) {
         DType::U64 => 5,
         DType::F32 => 6,
         DType::F64 => 7,
+        DType::Complex64 | DType::Complex128 => unreachable!("complex arrays are not sorted"),
     };
     SOURCES[slot].get_or_init(|| make_source(d))
 }
