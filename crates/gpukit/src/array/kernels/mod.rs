@@ -12,9 +12,13 @@
 //!
 //! Files: `source` (the CUDA C++), `table` (which kernels exist, their slots and the shared
 //! launch path), `elementwise` (arithmetic, comparisons, casts, fills), `reduce` (reductions),
-//! `random` (cuRAND output mapped to ranges and integers), `diagonal` (`eye`).
+//! `random` (cuRAND output mapped to ranges and integers), `diagonal` (`eye`), `axes`
+//! (reductions and scans along an axis), `extra` (where, masks, clip and NumPy's other
+//! elementwise functions).
 
+mod axes;
 mod diagonal;
+mod extra;
 mod elementwise;
 pub(crate) mod random;
 mod reduce;
@@ -23,7 +27,11 @@ mod table;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use axes::{cumsum_axis, reduce_axis};
 pub(crate) use diagonal::set_diagonal;
+pub(crate) use extra::{
+    binary_fn, clip, compact, masked_fill, scatter, unary_fn, where_,
+};
 pub(crate) use elementwise::{
     binary, cast, compare, copy, fill, powf, ramp_float, ramp_int, unary, Operand,
 };

@@ -158,6 +158,8 @@ pub(crate) fn all_sources() -> Vec<(String, String)> {
     for (name, source) in [super::random::program(), super::diagonal::program()] {
         v.push((name.to_string(), source.to_string()));
     }
+    v.extend(super::axes::programs());
+    v.extend(super::extra::programs());
     v
 }
 
