@@ -35,6 +35,8 @@ BLUR_SHAPE = (8192, 8192, 4)
 LAUNCHES = 20_000
 #: Side of the square matrices of the matmul rows.
 MATMUL_N = 4096
+#: Shape of the axis-reduction rows' matrix (gpu.rs's `Sizes::axes`).
+AXES_SHAPE = (10_000, 5_000)
 #: GEMM size of the ceilings.
 GEMM_N = 8192
 #: Bytes per "GiB" of the memory ceilings' buffer sizes (tests shrink it).
@@ -693,6 +695,25 @@ def run_all(warmup: int, reps: int, only: str | None, emit):
                           "ceiling); reference exact in float64, float32 checked to 1e-4 relative"))
             del a, b, ref
         del a_host, b_host, ref_host
+
+    axis_sums = ((0, "sum along axis 0 (float64, 10000x5000)"), (1, "sum along axis 1 (float64, 10000x5000)"))
+    if any(wants(name) for _, name in axis_sums):
+        rows_, cols = AXES_SHAPE
+        a_host = ((np.arange(rows_ * cols, dtype=np.int64) % 251) / 256.0).reshape(rows_, cols)
+        a = cp.asarray(a_host)
+        for axis, name in axis_sums:
+            if not wants(name):
+                continue
+            # numpy on the host; multiples of 2^-8 below 1, so every sum is exact in any order
+            ref = cp.asarray(a_host.sum(axis=axis))
+            check = summary(a.sum(axis=axis))
+            m = measure(cp, bracket, warmup, reps, FULL_CHECK, lambda axis=axis: a.sum(axis=axis),
+                        lambda s, ref=ref: checker.compare(s, ref, 0.0),
+                        setup=lambda ref=ref: poison_pool(cp, ref.shape, cp.float64, np.nan, POOL_POISON))
+            emit(row(name, m, how(), check, (a.size + ref.size) * 8, "r",
+                     note="the reduced array stays on the device; reference exact (multiples of 2^-8)"))
+            del ref
+        del a, a_host
 
     transfers = (
         "to_device 2 GiB (pageable host memory)",

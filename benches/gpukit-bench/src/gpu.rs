@@ -27,6 +27,8 @@ pub struct Sizes {
     pub launches: usize,
     /// Side of the square matrices of the matmul rows.
     pub matmul: usize,
+    /// Shape (rows, columns) of the axis-reduction rows' matrix.
+    pub axes: (usize, usize),
 }
 
 /// The sizes of the recorded benchmarks.
@@ -37,6 +39,7 @@ pub const FULL: Sizes = Sizes {
     blur: (8192, 8192, 4),
     launches: 20_000,
     matmul: 4096,
+    axes: (10_000, 5_000),
 };
 
 /// Tiny sizes for the dry run on the CPU backend (checks the harness, times nothing useful).
@@ -47,6 +50,7 @@ pub const DRY: Sizes = Sizes {
     blur: (40, 24, 4),
     launches: 20,
     matmul: 37,
+    axes: (37, 23),
 };
 
 /// One result line.
@@ -736,6 +740,16 @@ pub fn run_all(
         }
     }
 
+    const AXIS_SUMS: [&str; 2] = [
+        "sum along axis 0 (float64, 10000x5000)",
+        "sum along axis 1 (float64, 10000x5000)",
+    ];
+    for (axis, name) in AXIS_SUMS.into_iter().enumerate() {
+        if opts.wants(name) {
+            emit(axis_sum_row(t, checker, name, z.axes, axis, w, r)?);
+        }
+    }
+
     const TRANSFERS: [&str; 4] = [
         "to_device 2 GiB (pageable host memory)",
         "to_host 2 GiB (pageable host memory)",
@@ -828,6 +842,63 @@ fn matmul_row<T: CheckElem + gpukit::linalg::MatmulElement>(
         "rw",
         "cuBLAS GEMM, compute-bound (2n^3 flops: benchlib adds TFLOP/s and % of the GEMM \
          ceiling); reference exact in float64, float32 checked to 1e-4 relative",
+    ))
+}
+
+/// The host reference of the axis-sum rows: the sums along `axis` of the `rows`×`cols` matrix
+/// of [`matmul_input_at`] (A), in float64 (multiples of 2^-8 below 1: every sum is exact in
+/// any order).
+pub fn axis_sum_ref((rows, cols): (usize, usize), axis: usize) -> Vec<f64> {
+    let at = |i: usize, j: usize| matmul_input_at(i * cols + j, false);
+    if axis == 0 {
+        (0..cols)
+            .map(|j| (0..rows).map(|i| at(i, j)).sum())
+            .collect()
+    } else {
+        (0..rows)
+            .map(|i| (0..cols).map(|j| at(i, j)).sum())
+            .collect()
+    }
+}
+
+/// The row `name`: `a.sum_axis(axis)` of a `rows`×`cols` float64 matrix (a new array each call,
+/// its pool block poisoned first), every element against the exact host reference.
+fn axis_sum_row(
+    t: &mut Timer,
+    checker: &Checker,
+    name: &'static str,
+    (rows, cols): (usize, usize),
+    axis: usize,
+    warmup: usize,
+    reps: usize,
+) -> Result<Row> {
+    let a = Array::from_vec(
+        host_vec(rows * cols, |i| matmul_input_at(i, false)),
+        [rows, cols],
+    )?;
+    let want = axis_sum_ref((rows, cols), axis);
+    let len = want.len();
+    let reference = Array::from_vec(want, [len])?;
+    let check = summary(&a.sum_axis(axis)?)?;
+    let span = t.how();
+    let m = measure(
+        t,
+        warmup,
+        reps,
+        FULL_CHECK,
+        &mut (),
+        |_| poison_pool(len, f64::NAN, POOL_POISON),
+        |_| a.sum_axis(axis),
+        |_, s| checker.compare(&s, &reference, 0.0),
+    )?;
+    Ok(Row::op(
+        name,
+        m,
+        span,
+        check,
+        ((rows * cols + len) * 8) as f64,
+        "r",
+        "the reduced array stays on the device; reference exact (multiples of 2^-8)",
     ))
 }
 
@@ -1056,6 +1127,17 @@ mod tests {
         assert_eq!(matmul_input_at(252, true), 252.0 / 256.0);
     }
 
+    #[test]
+    fn axis_sum_reference_is_exact() {
+        let (r, c) = (70, 9);
+        let s0 = axis_sum_ref((r, c), 0);
+        let s1 = axis_sum_ref((r, c), 1);
+        assert_eq!((s0.len(), s1.len()), (c, r));
+        assert_eq!(s0.iter().sum::<f64>(), s1.iter().sum::<f64>());
+        let col3: f64 = (0..r).map(|i| ((i * c + 3) % 251) as f64 / 256.0).sum();
+        assert_eq!(s0[3], col3);
+    }
+
     /// The whole GPU harness on the CPU backend at tiny sizes: every row's every check passes,
     /// the rows have the fields benchlib.py reads, and nothing panics.
     #[test]
@@ -1078,7 +1160,7 @@ mod tests {
         .unwrap();
         let names: Vec<&str> = rows.iter().map(|r| r.name).collect();
         // all but the two rows of the raw-CUDA empty kernel (plain launches, and in a graph)
-        assert_eq!(rows.len(), 21, "{names:?}");
+        assert_eq!(rows.len(), 23, "{names:?}");
         for row in &rows {
             let j = row.json("gpukit").render();
             assert!(j.contains("\"verify\":"), "{j}");

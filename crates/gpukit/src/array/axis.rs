@@ -76,7 +76,11 @@ pub(crate) struct Split {
 /// operation, for the message).
 pub(crate) fn split(shape: &[usize], arg: AxisArg, what: &str) -> Result<Split> {
     let ndim = shape.len() as isize;
-    let axis = if arg.axis < 0 { arg.axis + ndim } else { arg.axis };
+    let axis = if arg.axis < 0 {
+        arg.axis + ndim
+    } else {
+        arg.axis
+    };
     if axis < 0 || axis >= ndim {
         return Err(Error::Shape(format!(
             "{what}: axis {} is out of bounds for an array of shape {shape:?} ({} dimension(s))",
@@ -122,7 +126,10 @@ mod tests {
             let e = split(&[2, 3], a.into_axis(), "sum").unwrap_err();
             let msg = e.to_string();
             assert!(matches!(e, Error::Shape(_)), "{msg}");
-            assert!(msg.contains("[2, 3]") && msg.contains(&a.to_string()), "{msg}");
+            assert!(
+                msg.contains("[2, 3]") && msg.contains(&a.to_string()),
+                "{msg}"
+            );
         }
         assert!(split(&[], 0.into_axis(), "sum").is_err());
     }

@@ -397,14 +397,18 @@ impl<T: Numeric> Array<T> {
     pub fn argmin(&self) -> Result<usize> {
         let s = self.flat_split();
         self.nonempty_axis(&s, "argmin")?;
-        Ok(self.arg_along(AxisOp::ArgMin, &s, cpu_arg::<T, false>)?.item()? as usize)
+        Ok(self
+            .arg_along(AxisOp::ArgMin, &s, cpu_arg::<T, false>)?
+            .item()? as usize)
     }
 
     /// Flat index (C order) of the largest element (the first; the first NaN if any).
     pub fn argmax(&self) -> Result<usize> {
         let s = self.flat_split();
         self.nonempty_axis(&s, "argmax")?;
-        Ok(self.arg_along(AxisOp::ArgMax, &s, cpu_arg::<T, true>)?.item()? as usize)
+        Ok(self
+            .arg_along(AxisOp::ArgMax, &s, cpu_arg::<T, true>)?
+            .item()? as usize)
     }
 
     /// Cumulative sum along `axis` (same shape; integers wrap), as NumPy's
@@ -423,9 +427,7 @@ impl<T: Numeric> Array<T> {
         self.storage().ensure_usable()?;
         let dims = (s.outer, s.len, s.inner);
         match self.storage() {
-            Storage::Cpu(v) => {
-                Array::from_storage(shape, Storage::Cpu(cpu_cumsum(v, dims)?))
-            }
+            Storage::Cpu(v) => Array::from_storage(shape, Storage::Cpu(cpu_cumsum(v, dims)?)),
             Storage::Cuda { backend, slice } => {
                 let out = kernels::cumsum_axis(backend, slice, dims)?;
                 Array::from_storage(

@@ -8,9 +8,13 @@ use ndarray::{ArrayD, Axis, IxDyn};
 
 /// A deterministic "random" array of `shape` with values in [-5, 5).
 fn sample(shape: &[usize], seed: u64) -> ArrayD<f64> {
-    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     ArrayD::from_shape_fn(IxDyn(shape), |_| {
-        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((s >> 11) as f64 / (1u64 << 53) as f64) * 10.0 - 5.0
     })
 }
@@ -49,7 +53,11 @@ fn sum_mean_var_std_match_ndarray() {
         for ax in 0..shape.len() {
             let what = format!("shape {shape:?} axis {ax}");
             let want = h.sum_axis(Axis(ax));
-            close(&a.sum_axis(ax).unwrap().to_vec().unwrap(), want.as_slice().unwrap(), &what);
+            close(
+                &a.sum_axis(ax).unwrap().to_vec().unwrap(),
+                want.as_slice().unwrap(),
+                &what,
+            );
             assert_eq!(a.sum_axis(ax).unwrap().shape(), want.shape(), "{what}");
             let kd = a.sum_axis(keepdims(ax)).unwrap();
             let mut kshape = shape.to_vec();
@@ -57,7 +65,11 @@ fn sum_mean_var_std_match_ndarray() {
             assert_eq!(kd.shape(), &kshape[..], "{what} keepdims");
             if shape[ax] > 0 {
                 let mean = h.mean_axis(Axis(ax)).unwrap();
-                close(&a.mean_axis(ax).unwrap().to_vec().unwrap(), mean.as_slice().unwrap(), &what);
+                close(
+                    &a.mean_axis(ax).unwrap().to_vec().unwrap(),
+                    mean.as_slice().unwrap(),
+                    &what,
+                );
                 for ddof in [0usize, 1] {
                     if shape[ax] > ddof {
                         let var = h.var_axis(Axis(ax), ddof as f64);
@@ -87,7 +99,11 @@ fn min_max_prod_match_fold_axis() {
         for ax in 0..shape.len() {
             let what = format!("shape {shape:?} axis {ax}");
             let prod = h.fold_axis(Axis(ax), 1.0, |&acc, &x| acc * x);
-            close(&a.prod_axis(ax).unwrap().to_vec().unwrap(), prod.as_slice().unwrap(), &what);
+            close(
+                &a.prod_axis(ax).unwrap().to_vec().unwrap(),
+                prod.as_slice().unwrap(),
+                &what,
+            );
             if shape[ax] == 0 && prod.len() > 0 {
                 assert!(matches!(a.min_axis(ax), Err(Error::Shape(_))), "{what}");
                 assert!(matches!(a.argmax_axis(ax), Err(Error::Shape(_))), "{what}");
@@ -95,8 +111,16 @@ fn min_max_prod_match_fold_axis() {
             }
             let min = h.fold_axis(Axis(ax), f64::INFINITY, |&acc, &x| acc.min(x));
             let max = h.fold_axis(Axis(ax), f64::NEG_INFINITY, |&acc, &x| acc.max(x));
-            close(&a.min_axis(ax).unwrap().to_vec().unwrap(), min.as_slice().unwrap(), &what);
-            close(&a.max_axis(ax).unwrap().to_vec().unwrap(), max.as_slice().unwrap(), &what);
+            close(
+                &a.min_axis(ax).unwrap().to_vec().unwrap(),
+                min.as_slice().unwrap(),
+                &what,
+            );
+            close(
+                &a.max_axis(ax).unwrap().to_vec().unwrap(),
+                max.as_slice().unwrap(),
+                &what,
+            );
             // argmax: the value at the index is the max.
             let am = a.argmax_axis(ax).unwrap();
             assert_eq!(am.shape(), max.shape(), "{what}");
@@ -122,8 +146,12 @@ fn min_max_prod_match_fold_axis() {
 #[test]
 fn nan_and_ties_follow_numpy() {
     let nan = f64::NAN;
-    let a = Array::from_vec_on(vec![3.0, 1.0, nan, 1.0, nan, 0.5, 2.0, 2.0], [2, 4], &Device::Cpu)
-        .unwrap();
+    let a = Array::from_vec_on(
+        vec![3.0, 1.0, nan, 1.0, nan, 0.5, 2.0, 2.0],
+        [2, 4],
+        &Device::Cpu,
+    )
+    .unwrap();
     assert!(a.max_axis(1).unwrap().to_vec().unwrap()[0].is_nan());
     assert!(a.min_axis(1).unwrap().to_vec().unwrap()[1].is_nan());
     assert_eq!(a.argmin_axis(1).unwrap().to_vec().unwrap(), vec![2, 0]);
@@ -142,9 +170,18 @@ fn nan_and_ties_follow_numpy() {
 #[test]
 fn counts_any_all_and_whole_array_forms() {
     let a = Array::from_vec_on(vec![0i64, 2, 0, 0, -1, 3], [2, 3], &Device::Cpu).unwrap();
-    assert_eq!(a.count_nonzero_axis(0).unwrap().to_vec().unwrap(), vec![0, 2, 1]);
-    assert_eq!(a.count_nonzero_axis(1).unwrap().to_vec().unwrap(), vec![1, 2]);
-    assert_eq!(a.any_axis(0).unwrap().to_vec().unwrap(), vec![false, true, true]);
+    assert_eq!(
+        a.count_nonzero_axis(0).unwrap().to_vec().unwrap(),
+        vec![0, 2, 1]
+    );
+    assert_eq!(
+        a.count_nonzero_axis(1).unwrap().to_vec().unwrap(),
+        vec![1, 2]
+    );
+    assert_eq!(
+        a.any_axis(0).unwrap().to_vec().unwrap(),
+        vec![false, true, true]
+    );
     assert_eq!(a.all_axis(1).unwrap().to_vec().unwrap(), vec![false, false]);
     assert_eq!(a.all_axis(keepdims(0)).unwrap().shape(), &[1, 3]);
     assert!(a.any().unwrap() && !a.all().unwrap());
@@ -155,7 +192,13 @@ fn counts_any_all_and_whole_array_forms() {
     assert!(!e.any().unwrap() && e.all().unwrap());
     assert_eq!(e.sum_axis(0).unwrap().to_vec().unwrap(), vec![0.0; 4]);
     assert_eq!(e.prod_axis(0).unwrap().to_vec().unwrap(), vec![1.0; 4]);
-    assert!(e.mean_axis(0).unwrap().to_vec().unwrap().iter().all(|x| x.is_nan()));
+    assert!(e
+        .mean_axis(0)
+        .unwrap()
+        .to_vec()
+        .unwrap()
+        .iter()
+        .all(|x| x.is_nan()));
     let h = sample(&[40, 30], 5);
     let x = cpu(&h);
     let n = h.len() as f64;
@@ -167,7 +210,10 @@ fn counts_any_all_and_whole_array_forms() {
 
 #[test]
 fn cumsum_along_axes() {
-    let a = Array::<i32>::arange_on(0, 12, &Device::Cpu).unwrap().reshape([3, 4]).unwrap();
+    let a = Array::<i32>::arange_on(0, 12, &Device::Cpu)
+        .unwrap()
+        .reshape([3, 4])
+        .unwrap();
     assert_eq!(
         a.cumsum_axis(0).unwrap().to_vec().unwrap(),
         vec![0, 1, 2, 3, 4, 6, 8, 10, 12, 15, 18, 21]
@@ -187,7 +233,11 @@ fn cumsum_along_axes() {
             want.accumulate_axis_inplace(Axis(ax), |&prev, cur| *cur += prev);
             let got = x.cumsum_axis(ax).unwrap();
             assert_eq!(got.shape(), want.shape());
-            close(&got.to_vec().unwrap(), want.as_slice().unwrap(), &format!("{shape:?} {ax}"));
+            close(
+                &got.to_vec().unwrap(),
+                want.as_slice().unwrap(),
+                &format!("{shape:?} {ax}"),
+            );
         }
     }
 }

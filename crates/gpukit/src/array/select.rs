@@ -10,6 +10,28 @@ use crate::backend::{cpu, cpu_capture};
 use crate::element::Element;
 use crate::error::{Error, Result};
 
+/// A host operand of `where_`: its elements, or its scalar.
+fn host_operand<'a, T: Element>(r: &Rhs<'a, T>) -> Result<(Option<&'a [T]>, T)> {
+    match r {
+        Rhs::Array(x) => match x.storage() {
+            Storage::Cpu(v) => Ok((Some(v.as_slice()), T::zero())),
+            Storage::Cuda { .. } => Err(Error::Other("internal: device checked".into())),
+        },
+        Rhs::Scalar(s) => Ok((None, *s)),
+    }
+}
+
+/// A device operand of `where_`.
+fn device_operand<'a, T: Element>(r: &Rhs<'a, T>) -> Result<Operand<'a, T>> {
+    match r {
+        Rhs::Array(x) => match x.storage() {
+            Storage::Cuda { slice, .. } => Ok(Operand::Array(slice)),
+            Storage::Cpu(_) => Err(Error::Other("internal: device checked".into())),
+        },
+        Rhs::Scalar(s) => Ok(Operand::Scalar(*s)),
+    }
+}
+
 impl<T: Element> Array<T> {
     /// `a[i]` where `cond[i]`, else `b[i]` (each of `a` and `b` an array shaped like `cond` on
     /// its device, or a scalar), as NumPy's `np.where(cond, a, b)`.
@@ -21,10 +43,10 @@ impl<T: Element> Array<T> {
     /// assert_eq!(relu.to_vec()?, vec![0.0, 3.0, 0.0]);
     /// # Ok::<(), gpukit::Error>(())
     /// ```
-    pub fn where_<'a, 'b>(
+    pub fn where_<'a>(
         cond: &Array<bool>,
         a: impl IntoRhs<'a, T>,
-        b: impl IntoRhs<'b, T>,
+        b: impl IntoRhs<'a, T>,
     ) -> Result<Array<T>> {
         let (a, b) = (a.into_rhs(), b.into_rhs());
         cond.storage().ensure_usable()?;
@@ -37,14 +59,7 @@ impl<T: Element> Array<T> {
         let shape = cond.shape().to_vec();
         match cond.storage() {
             Storage::Cpu(c) => {
-                let src = |r: &Rhs<'_, T>| match r {
-                    Rhs::Array(x) => match x.storage() {
-                        Storage::Cpu(v) => Ok((Some(v.as_slice()), T::zero())),
-                        Storage::Cuda { .. } => Err(Error::Other("internal: device".into())),
-                    },
-                    Rhs::Scalar(s) => Ok((None, *s)),
-                };
-                let ((av, as_), (bv, bs)) = (src(&a)?, src(&b)?);
+                let ((av, as_), (bv, bs)) = (host_operand(&a)?, host_operand(&b)?);
                 let mut out = cpu::alloc_filled(n, T::zero())?;
                 cpu::fill_indexed(&mut out, |i| {
                     if c[i] {
@@ -56,16 +71,7 @@ impl<T: Element> Array<T> {
                 Array::from_storage(shape, Storage::Cpu(out))
             }
             Storage::Cuda { backend, slice } => {
-                let op = |r: &Rhs<'a, T>| -> Result<Operand<'_, T>> {
-                    Ok(match r {
-                        Rhs::Array(x) => match x.storage() {
-                            Storage::Cuda { slice, .. } => Operand::Array(slice),
-                            Storage::Cpu(_) => return Err(Error::Other("internal: device".into())),
-                        },
-                        Rhs::Scalar(s) => Operand::Scalar(*s),
-                    })
-                };
-                let (oa, ob) = (op(&a)?, op(&b)?);
+                let (oa, ob) = (device_operand(&a)?, device_operand(&b)?);
                 // SAFETY: every element is written by the kernel queued right after.
                 let mut out = unsafe { backend.alloc::<T>(n)? };
                 kernels::where_(backend, slice, oa, ob, &mut out, n)?;
@@ -87,7 +93,12 @@ impl<T: Element> Array<T> {
         let n = self.size();
         match (self.storage(), mask.storage()) {
             (Storage::Cpu(a), Storage::Cpu(m)) => {
-                let out: Vec<T> = a.iter().zip(m).filter(|(_, &m)| m).map(|(&x, _)| x).collect();
+                let out: Vec<T> = a
+                    .iter()
+                    .zip(m)
+                    .filter(|(_, &m)| m)
+                    .map(|(&x, _)| x)
+                    .collect();
                 Array::from_storage(vec![out.len()], Storage::Cpu(out))
             }
             (Storage::Cuda { backend, slice }, Storage::Cuda { slice: ms, .. }) => {
@@ -206,21 +217,42 @@ mod tests {
         let c = v(vec![true, false, true, false]);
         let a = v(vec![1i32, 2, 3, 4]);
         let b = v(vec![10i32, 20, 30, 40]);
-        assert_eq!(Array::where_(&c, &a, &b).unwrap().to_vec().unwrap(), vec![1, 20, 3, 40]);
-        assert_eq!(Array::where_(&c, &a, 0).unwrap().to_vec().unwrap(), vec![1, 0, 3, 0]);
-        assert_eq!(Array::where_(&c, 7, &b).unwrap().to_vec().unwrap(), vec![7, 20, 7, 40]);
-        assert_eq!(Array::where_(&c, 1u8, 2u8).unwrap().to_vec().unwrap(), vec![1, 2, 1, 2]);
+        assert_eq!(
+            Array::where_(&c, &a, &b).unwrap().to_vec().unwrap(),
+            vec![1, 20, 3, 40]
+        );
+        assert_eq!(
+            Array::where_(&c, &a, 0).unwrap().to_vec().unwrap(),
+            vec![1, 0, 3, 0]
+        );
+        assert_eq!(
+            Array::where_(&c, 7, &b).unwrap().to_vec().unwrap(),
+            vec![7, 20, 7, 40]
+        );
+        assert_eq!(
+            Array::where_(&c, 1u8, 2u8).unwrap().to_vec().unwrap(),
+            vec![1, 2, 1, 2]
+        );
         let short = v(vec![1i32, 2]);
         let e = Array::where_(&c, &short, 0).unwrap_err();
-        assert!(matches!(e, Error::Shape(_)) && e.to_string().contains("[2]"), "{e}");
+        assert!(
+            matches!(e, Error::Shape(_)) && e.to_string().contains("[2]"),
+            "{e}"
+        );
     }
 
     #[test]
     fn masks_select_fill_and_assign() {
-        let mut a = Array::<f64>::arange_on(0.0, 6.0, &Device::Cpu).unwrap().reshape([2, 3]).unwrap();
+        let mut a = Array::<f64>::arange_on(0.0, 6.0, &Device::Cpu)
+            .unwrap()
+            .reshape([2, 3])
+            .unwrap();
         let m = a.gt(2.5).unwrap();
         let s = a.masked(&m).unwrap();
-        assert_eq!((s.shape(), s.to_vec().unwrap()), (&[3usize][..], vec![3.0, 4.0, 5.0]));
+        assert_eq!(
+            (s.shape(), s.to_vec().unwrap()),
+            (&[3usize][..], vec![3.0, 4.0, 5.0])
+        );
         a.masked_assign(&m, &v(vec![-1.0, -2.0, -3.0])).unwrap();
         assert_eq!(a.to_vec().unwrap(), vec![0.0, 1.0, 2.0, -1.0, -2.0, -3.0]);
         let e = a.masked_assign(&m, &v(vec![1.0])).unwrap_err();

@@ -18,7 +18,9 @@ impl<T: Element> Array<T> {
         let n = self.size();
         let shape = self.shape().to_vec();
         match self.storage() {
-            Storage::Cpu(a) => Array::from_storage(shape, Storage::Cpu(cpu::map_new(a, |&x| cpu(x))?)),
+            Storage::Cpu(a) => {
+                Array::from_storage(shape, Storage::Cpu(cpu::map_new(a, |&x| cpu(x))?))
+            }
             Storage::Cuda { backend, slice } => {
                 // SAFETY: every element is written by the kernel queued right after.
                 let mut out = unsafe { backend.alloc::<U>(n)? };
@@ -140,7 +142,12 @@ impl<T: Numeric> Array<T> {
         self.pairwise("minimum", other, |a, b| a.elem_min(b))
     }
 
-    fn pairwise(&self, name: &str, other: &Array<T>, f: impl Fn(T, T) -> T + Sync) -> Result<Array<T>> {
+    fn pairwise(
+        &self,
+        name: &str,
+        other: &Array<T>,
+        f: impl Fn(T, T) -> T + Sync,
+    ) -> Result<Array<T>> {
         check_same(name, self, other)?;
         let n = self.size();
         let shape = self.shape().to_vec();
@@ -161,7 +168,9 @@ impl<T: Numeric> Array<T> {
                     },
                 )
             }
-            _ => Err(crate::error::Error::Other("internal: devices checked above".into())),
+            _ => Err(crate::error::Error::Other(
+                "internal: devices checked above".into(),
+            )),
         }
     }
 }
@@ -191,13 +200,31 @@ mod tests {
         check(x.arcsin().unwrap(), f64::asin);
         check(x.cosh().unwrap(), f64::cosh);
         check(x.reciprocal().unwrap(), |x| 1.0 / x);
-        assert_eq!(x.round().unwrap().to_vec().unwrap(), vec![0.0, 0.0, 2.0, -2.0]);
-        assert_eq!(x.floor().unwrap().to_vec().unwrap(), vec![0.0, 0.0, 2.0, -2.0]);
-        assert_eq!(x.ceil().unwrap().to_vec().unwrap(), vec![1.0, 1.0, 3.0, -1.0]);
+        assert_eq!(
+            x.round().unwrap().to_vec().unwrap(),
+            vec![0.0, 0.0, 2.0, -2.0]
+        );
+        assert_eq!(
+            x.floor().unwrap().to_vec().unwrap(),
+            vec![0.0, 0.0, 2.0, -2.0]
+        );
+        assert_eq!(
+            x.ceil().unwrap().to_vec().unwrap(),
+            vec![1.0, 1.0, 3.0, -1.0]
+        );
         let y = v(vec![1.0f32, f32::NAN, f32::INFINITY, -0.0]);
-        assert_eq!(y.isnan().unwrap().to_vec().unwrap(), vec![false, true, false, false]);
-        assert_eq!(y.isinf().unwrap().to_vec().unwrap(), vec![false, false, true, false]);
-        assert_eq!(y.isfinite().unwrap().to_vec().unwrap(), vec![true, false, false, true]);
+        assert_eq!(
+            y.isnan().unwrap().to_vec().unwrap(),
+            vec![false, true, false, false]
+        );
+        assert_eq!(
+            y.isinf().unwrap().to_vec().unwrap(),
+            vec![false, false, true, false]
+        );
+        assert_eq!(
+            y.isfinite().unwrap().to_vec().unwrap(),
+            vec![true, false, false, true]
+        );
     }
 
     #[test]

@@ -260,8 +260,7 @@ pub(super) fn function(
         Some(m) => m.clone(),
         None => {
             let source = SOURCES[i].get_or_init(|| axes_source(d));
-            let m = backend
-                .outside_capture_rules(|| backend.compile(&program_name(d), source))?;
+            let m = backend.outside_capture_rules(|| backend.compile(&program_name(d), source))?;
             let _ = slot.set(m.clone());
             m
         }
@@ -281,7 +280,12 @@ fn addr_mut<T>(backend: &CudaBackend, s: &mut CudaSlice<T>) -> u64 {
 
 /// How an axis of `len` elements is cut into segments: `(chunks, chunk)`, so that `base`
 /// blocks times `chunks` fill the GPU, each segment holding at least `min_per_chunk` elements.
-fn segments(backend: &CudaBackend, base: usize, len: usize, min_per_chunk: usize) -> (usize, usize) {
+fn segments(
+    backend: &CudaBackend,
+    base: usize,
+    len: usize,
+    min_per_chunk: usize,
+) -> (usize, usize) {
     let target = backend.properties().multiprocessors.max(1) as usize * BLOCKS_PER_SM;
     let most = len.div_ceil(min_per_chunk).clamp(1, 65_535);
     let chunks = (target / base.max(1)).clamp(1, most);
@@ -312,7 +316,10 @@ fn launch_reduce(
     let f = function(backend, d, &name)?;
     let (grid, block) = if rows {
         let warps = (outer * chunks).div_ceil(WARPS as usize);
-        (Dim3::new(grid_dim(warps, op.name())?, 1, 1), Dim3::new(THREADS, 1, 1))
+        (
+            Dim3::new(grid_dim(warps, op.name())?, 1, 1),
+            Dim3::new(THREADS, 1, 1),
+        )
     } else {
         let tiles = grid_dim(outer * inner.div_ceil(32), op.name())?;
         (Dim3::new(tiles, chunks as u32, 1), Dim3::new(32, WARPS, 1))
@@ -382,7 +389,13 @@ pub(crate) fn reduce_axis<T: Element, A: Element>(
     let kernel = (T::DTYPE, op, 1u8);
     if chunks == 1 {
         let out_i = out_idx.as_mut().map_or(0, |s| addr_mut(backend, s));
-        let ptrs = [addr(backend, Some(input)), 0, addr_mut(backend, &mut out), out_i, center];
+        let ptrs = [
+            addr(backend, Some(input)),
+            0,
+            addr_mut(backend, &mut out),
+            out_i,
+            center,
+        ];
         launch_reduce(backend, kernel, (outer, len, inner), (1, chunk), ptrs)?;
         return Ok((out, out_idx));
     }
@@ -395,7 +408,13 @@ pub(crate) fn reduce_axis<T: Element, A: Element>(
         None
     };
     let part_i = partial_idx.as_mut().map_or(0, |s| addr_mut(backend, s));
-    let ptrs = [addr(backend, Some(input)), 0, addr_mut(backend, &mut partial), part_i, center];
+    let ptrs = [
+        addr(backend, Some(input)),
+        0,
+        addr_mut(backend, &mut partial),
+        part_i,
+        center,
+    ];
     launch_reduce(backend, kernel, (outer, len, inner), (chunks, chunk), ptrs)?;
     let out_i = out_idx.as_mut().map_or(0, |s| addr_mut(backend, s));
     let ptrs = [
@@ -478,7 +497,13 @@ pub(crate) fn cumsum_axis<T: Element>(
     }
     // The segments' sums (outer, chunks, inner), scanned along the segments.
     let mut sums = unsafe { backend.alloc::<T>(outer * chunks * inner)? };
-    let ptrs = [addr(backend, Some(input)), 0, addr_mut(backend, &mut sums), 0, 0];
+    let ptrs = [
+        addr(backend, Some(input)),
+        0,
+        addr_mut(backend, &mut sums),
+        0,
+        0,
+    ];
     launch_reduce(
         backend,
         (T::DTYPE, AxisOp::Sum, 1),
@@ -488,7 +513,11 @@ pub(crate) fn cumsum_axis<T: Element>(
     )?;
     // SAFETY: written by the launch right after.
     let mut scanned = unsafe { backend.alloc::<T>(outer * chunks * inner)? };
-    let ptrs = [addr(backend, Some(&sums)), addr_mut(backend, &mut scanned), 0];
+    let ptrs = [
+        addr(backend, Some(&sums)),
+        addr_mut(backend, &mut scanned),
+        0,
+    ];
     launch_scan(backend, T::DTYPE, (outer, chunks, inner), (1, chunks), ptrs)?;
     let ptrs = [
         addr(backend, Some(input)),

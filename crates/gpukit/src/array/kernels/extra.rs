@@ -61,7 +61,8 @@ pub(crate) fn extra_source(d: DType) -> String {
     let t = d.cuda_name();
     let mut s = format!("{PRELUDE}{TEMPLATES}");
     let mut k = |body: String| {
-        let _ = writeln!(s, "extern \"C\" __global__ void {body}");
+        // Prefixed: several names (log2, round, ...) are CUDA's own functions.
+        let _ = writeln!(s, "extern \"C\" __global__ void gkx_{body}");
     };
     for (form, a, b) in [
         ("aa", "const {t}* a", "const {t}* b"),
@@ -156,7 +157,8 @@ fn launch(backend: &CudaBackend, d: DType, name: &str, n: usize, params: &[u64])
             m
         }
     };
-    let f = module.function(name)?;
+    let name = format!("gkx_{name}");
+    let f = module.function(&name)?;
     let config = LaunchConfig {
         grid: Dim3::new(blocks_for(backend, n), 1, 1),
         block: Dim3::new(THREADS, 1, 1),
@@ -165,7 +167,7 @@ fn launch(backend: &CudaBackend, d: DType, name: &str, n: usize, params: &[u64])
     // The parameters match the kernel's signature in `extra_source`; every loop is bounded by
     // `n`, which the callers pass as the length of every buffer (`compact`'s output and
     // `scatter`'s values hold the mask's count, which `pos` never exceeds).
-    launch_values(backend, f.cu_function(), &config, params, name)
+    launch_values(backend, f.cu_function(), &config, params, &name)
 }
 
 fn rd<T>(b: &CudaBackend, s: &CudaSlice<T>) -> u64 {
@@ -255,7 +257,13 @@ pub(crate) fn clip<T: Element>(
     out: &mut CudaSlice<T>,
     n: usize,
 ) -> Result<()> {
-    let params = [rd(backend, a), bits(lo), bits(hi), wr(backend, out), n as u64];
+    let params = [
+        rd(backend, a),
+        bits(lo),
+        bits(hi),
+        wr(backend, out),
+        n as u64,
+    ];
     launch(backend, T::DTYPE, "clip", n, &params)
 }
 

@@ -18,8 +18,8 @@
 
 mod axes;
 mod diagonal;
-mod extra;
 mod elementwise;
+mod extra;
 pub(crate) mod random;
 mod reduce;
 mod source;
@@ -29,12 +29,10 @@ mod tests;
 
 pub(crate) use axes::{cumsum_axis, reduce_axis};
 pub(crate) use diagonal::set_diagonal;
-pub(crate) use extra::{
-    binary_fn, clip, compact, masked_fill, scatter, unary_fn, where_,
-};
 pub(crate) use elementwise::{
     binary, cast, compare, copy, fill, powf, ramp_float, ramp_int, unary, Operand,
 };
+pub(crate) use extra::{binary_fn, clip, compact, masked_fill, scatter, unary_fn, where_};
 pub(crate) use reduce::reduce;
 pub(crate) use table::precompile;
 
