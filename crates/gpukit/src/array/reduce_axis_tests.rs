@@ -104,7 +104,7 @@ fn min_max_prod_match_fold_axis() {
                 prod.as_slice().unwrap(),
                 &what,
             );
-            if shape[ax] == 0 && prod.len() > 0 {
+            if shape[ax] == 0 && !prod.is_empty() {
                 assert!(matches!(a.min_axis(ax), Err(Error::Shape(_))), "{what}");
                 assert!(matches!(a.argmax_axis(ax), Err(Error::Shape(_))), "{what}");
                 continue;
