@@ -10,8 +10,10 @@
 //!   interleaved rows, combined through shared memory.
 //!
 //! When there are too few rows or columns to fill the GPU, the axis is cut into `chunks` segments
-//! (the grid's y): a first launch writes one partial per segment (`(outer, chunks, inner)`) and a
-//! second launch of the same layout reduces those. Scans (cumsum) take the same cut: the
+//! (rows: one warp per (row, segment); columns: the grid's y): a first launch writes one partial
+//! per segment (`(outer, chunks, inner)`) and a second launch of the same layout reduces those.
+//! With few columns (`inner` well below 32) most lanes of the column layout idle: correct, not
+//! fast. Scans (cumsum) take the same cut: the
 //! segments' sums, scanned, are each segment's starting carry.
 //!
 //! Arg-reductions carry (value, index) pairs ordered by (NaN first, value, index), a total order:
