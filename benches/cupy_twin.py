@@ -696,22 +696,27 @@ def run_all(warmup: int, reps: int, only: str | None, emit):
             del a, b, ref
         del a_host, b_host, ref_host
 
-    axis_sums = ((0, "sum along axis 0 (float64, 10000x5000)"), (1, "sum along axis 1 (float64, 10000x5000)"))
-    if any(wants(name) for _, name in axis_sums):
+    exact = "the reduced array stays on the device; reference exact (multiples of 2^-8)"
+    axis_rows = (
+        ("sum along axis 0 (float64, 10000x5000)", lambda x: x.sum(axis=0), 0.0, exact),
+        ("sum along axis 1 (float64, 10000x5000)", lambda x: x.sum(axis=1), 0.0, exact),
+        ("std along axis 1 (float64, 10000x5000)", lambda x: x.std(axis=1), 1e-12,
+         "two passes over the input (mean, squared deviations), as NumPy; checked to 1e-12 relative"),
+    )
+    if any(wants(r[0]) for r in axis_rows):
         rows_, cols = AXES_SHAPE
+        # gpu.rs's matmul_input_at: multiples of 2^-8 below 1, so every sum is exact in any order
         a_host = ((np.arange(rows_ * cols, dtype=np.int64) % 251) / 256.0).reshape(rows_, cols)
         a = cp.asarray(a_host)
-        for axis, name in axis_sums:
+        for name, f, tol, note in axis_rows:
             if not wants(name):
                 continue
-            # numpy on the host; multiples of 2^-8 below 1, so every sum is exact in any order
-            ref = cp.asarray(a_host.sum(axis=axis))
-            check = summary(a.sum(axis=axis))
-            m = measure(cp, bracket, warmup, reps, FULL_CHECK, lambda axis=axis: a.sum(axis=axis),
-                        lambda s, ref=ref: checker.compare(s, ref, 0.0),
+            ref = cp.asarray(f(a_host))  # numpy on the host
+            check = summary(f(a))
+            m = measure(cp, bracket, warmup, reps, FULL_CHECK, lambda f=f: f(a),
+                        lambda s, ref=ref, tol=tol: checker.compare(s, ref, tol),
                         setup=lambda ref=ref: poison_pool(cp, ref.shape, cp.float64, np.nan, POOL_POISON))
-            emit(row(name, m, how(), check, (a.size + ref.size) * 8, "r",
-                     note="the reduced array stays on the device; reference exact (multiples of 2^-8)"))
+            emit(row(name, m, how(), check, (a.size + ref.size) * 8, "r", note=note))
             del ref
         del a, a_host
 

@@ -132,7 +132,7 @@ class UnderFakeCupy(unittest.TestCase):
     def test_every_row_is_timed_and_checked_in_full(self):
         rows = self.rows()
         names = [r["name"] for r in rows]
-        self.assertEqual(len(rows), 27, names)
+        self.assertEqual(len(rows), 28, names)
         for r in rows:
             json.dumps(r)
             self.assertEqual(r["side"], "cupy")
@@ -291,7 +291,7 @@ class UnderFakeCupy(unittest.TestCase):
         # the same rows as a second side that agrees: every row rated, every check ok
         twin = [dict(r, side="gpukit") for r in rows]
         res = benchlib.collect(rows + twin, {"device": "NVIDIA H100 80GB HBM3"}, {})
-        self.assertEqual(len(res["rows"]), 26)
+        self.assertEqual(len(res["rows"]), 27)
         for r in res["rows"]:
             self.assertTrue(r["check_ok"], r["name"])
             self.assertEqual(r["ratio"], 1.0, r["name"])

@@ -740,13 +740,43 @@ pub fn run_all(
         }
     }
 
-    const AXIS_SUMS: [&str; 2] = [
-        "sum along axis 0 (float64, 10000x5000)",
-        "sum along axis 1 (float64, 10000x5000)",
+    type AxisOp = fn(&Array<f64>) -> Result<Array<f64>>;
+    let axis_rows: [(&'static str, AxisOp, usize, f64, &'static str); 3] = [
+        (
+            "sum along axis 0 (float64, 10000x5000)",
+            |a| a.sum_axis(0),
+            0,
+            0.0,
+            "the reduced array stays on the device; reference exact (multiples of 2^-8)",
+        ),
+        (
+            "sum along axis 1 (float64, 10000x5000)",
+            |a| a.sum_axis(1),
+            1,
+            0.0,
+            "the reduced array stays on the device; reference exact (multiples of 2^-8)",
+        ),
+        (
+            "std along axis 1 (float64, 10000x5000)",
+            |a| a.std_axis(1, 0),
+            2,
+            1e-12,
+            "two passes over the input (mean, squared deviations), as NumPy; checked to 1e-12 relative",
+        ),
     ];
-    for (axis, name) in AXIS_SUMS.into_iter().enumerate() {
+    for (name, f, which, tol, note) in axis_rows {
         if opts.wants(name) {
-            emit(axis_sum_row(t, checker, name, z.axes, axis, w, r)?);
+            let want = axis_ref(z.axes, which);
+            emit(axis_row(
+                t,
+                checker,
+                (name, note),
+                z.axes,
+                f,
+                want,
+                tol,
+                (w, r),
+            )?);
         }
     }
 
@@ -845,41 +875,49 @@ fn matmul_row<T: CheckElem + gpukit::linalg::MatmulElement>(
     ))
 }
 
-/// The host reference of the axis-sum rows: the sums along `axis` of the `rows`×`cols` matrix
-/// of [`matmul_input_at`] (A), in float64 (multiples of 2^-8 below 1: every sum is exact in
-/// any order).
-pub fn axis_sum_ref((rows, cols): (usize, usize), axis: usize) -> Vec<f64> {
+/// The host reference of the axis rows for the `rows`×`cols` matrix of [`matmul_input_at`]
+/// (A), in float64: `which` 0 and 1 are the sums along axis 0 and 1 (multiples of 2^-8 below 1:
+/// exact in any order), 2 the standard deviations along axis 1 (two passes, as NumPy).
+pub fn axis_ref((rows, cols): (usize, usize), which: usize) -> Vec<f64> {
     let at = |i: usize, j: usize| matmul_input_at(i * cols + j, false);
-    if axis == 0 {
-        (0..cols)
+    match which {
+        0 => (0..cols)
             .map(|j| (0..rows).map(|i| at(i, j)).sum())
-            .collect()
-    } else {
-        (0..rows)
+            .collect(),
+        1 => (0..rows)
             .map(|i| (0..cols).map(|j| at(i, j)).sum())
-            .collect()
+            .collect(),
+        _ => (0..rows)
+            .map(|i| {
+                let mean = (0..cols).map(|j| at(i, j)).sum::<f64>() / cols as f64;
+                let ss: f64 = (0..cols).map(|j| (at(i, j) - mean).powi(2)).sum();
+                (ss / cols as f64).sqrt()
+            })
+            .collect(),
     }
 }
 
-/// The row `name`: `a.sum_axis(axis)` of a `rows`×`cols` float64 matrix (a new array each call,
-/// its pool block poisoned first), every element against the exact host reference.
-fn axis_sum_row(
+/// The row `name`: `f(a)` (a reduction along an axis of the `rows`×`cols` float64 matrix of
+/// [`matmul_input_at`]; a new array each call, its pool block poisoned first), every element
+/// against the host reference `want` to `tol` relative.
+#[allow(clippy::too_many_arguments)]
+fn axis_row(
     t: &mut Timer,
     checker: &Checker,
-    name: &'static str,
+    (name, note): (&'static str, &'static str),
     (rows, cols): (usize, usize),
-    axis: usize,
-    warmup: usize,
-    reps: usize,
+    f: fn(&Array<f64>) -> Result<Array<f64>>,
+    want: Vec<f64>,
+    tol: f64,
+    (warmup, reps): (usize, usize),
 ) -> Result<Row> {
     let a = Array::from_vec(
         host_vec(rows * cols, |i| matmul_input_at(i, false)),
         [rows, cols],
     )?;
-    let want = axis_sum_ref((rows, cols), axis);
     let len = want.len();
     let reference = Array::from_vec(want, [len])?;
-    let check = summary(&a.sum_axis(axis)?)?;
+    let check = summary(&f(&a)?)?;
     let span = t.how();
     let m = measure(
         t,
@@ -888,8 +926,8 @@ fn axis_sum_row(
         FULL_CHECK,
         &mut (),
         |_| poison_pool(len, f64::NAN, POOL_POISON),
-        |_| a.sum_axis(axis),
-        |_, s| checker.compare(&s, &reference, 0.0),
+        |_| f(&a),
+        |_, s| checker.compare(&s, &reference, tol),
     )?;
     Ok(Row::op(
         name,
@@ -898,7 +936,7 @@ fn axis_sum_row(
         check,
         ((rows * cols + len) * 8) as f64,
         "r",
-        "the reduced array stays on the device; reference exact (multiples of 2^-8)",
+        note,
     ))
 }
 
@@ -1128,10 +1166,16 @@ mod tests {
     }
 
     #[test]
-    fn axis_sum_reference_is_exact() {
+    fn axis_references() {
         let (r, c) = (70, 9);
-        let s0 = axis_sum_ref((r, c), 0);
-        let s1 = axis_sum_ref((r, c), 1);
+        let s0 = axis_ref((r, c), 0);
+        let s1 = axis_ref((r, c), 1);
+        let sd = axis_ref((r, c), 2);
+        assert_eq!(sd.len(), r);
+        let row: Vec<f64> = (0..c).map(|j| ((5 * c + j) % 251) as f64 / 256.0).collect();
+        let m = row.iter().sum::<f64>() / c as f64;
+        let v = row.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / c as f64;
+        assert!((sd[5] - v.sqrt()).abs() < 1e-15);
         assert_eq!((s0.len(), s1.len()), (c, r));
         assert_eq!(s0.iter().sum::<f64>(), s1.iter().sum::<f64>());
         let col3: f64 = (0..r).map(|i| ((i * c + 3) % 251) as f64 / 256.0).sum();
@@ -1160,7 +1204,7 @@ mod tests {
         .unwrap();
         let names: Vec<&str> = rows.iter().map(|r| r.name).collect();
         // all but the two rows of the raw-CUDA empty kernel (plain launches, and in a graph)
-        assert_eq!(rows.len(), 23, "{names:?}");
+        assert_eq!(rows.len(), 24, "{names:?}");
         for row in &rows {
             let j = row.json("gpukit").render();
             assert!(j.contains("\"verify\":"), "{j}");
