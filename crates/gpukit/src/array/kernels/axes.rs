@@ -529,3 +529,40 @@ pub(crate) fn cumsum_axis<T: Element>(
     launch_scan(backend, T::DTYPE, shape, (chunks, chunk), ptrs)?;
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every element type's module compiles and has the kernels the launches name (no GPU
+    /// needed; skipped visibly without libnvrtc).
+    #[test]
+    fn modules_have_the_kernels_launched() {
+        if !crate::testing::nvrtc_or_skip() {
+            return;
+        }
+        for &d in &super::super::table::ALL_DTYPES {
+            let ptx = crate::backend::cuda::compile_ptx(&program_name(d), &axes_source(d), "sm_90")
+                .unwrap_or_else(|e| panic!("{e}"));
+            let entries = crate::backend::cuda::ptx_entries(&ptx);
+            for op in AxisOp::ALL.into_iter().filter(|op| op.applies_to(d)) {
+                for pass in ["ax1r", "ax1c", "ax2r", "ax2c"] {
+                    let name = format!("{pass}_{}", op.name());
+                    assert!(entries.contains(&name), "{d}: {name}");
+                }
+            }
+            let scans = entries.iter().filter(|e| e.starts_with("scan_")).count();
+            assert_eq!(scans, if d == DType::Bool { 0 } else { 2 }, "{d}");
+        }
+    }
+
+    #[test]
+    fn accumulators_and_domains() {
+        assert_eq!(AxisOp::Count.acc_dtype(DType::F32), DType::U64);
+        assert_eq!(AxisOp::Any.acc_dtype(DType::I32), DType::Bool);
+        assert_eq!(AxisOp::ArgMax.acc_dtype(DType::U8), DType::U8);
+        assert!(!AxisOp::SqDev.applies_to(DType::I64));
+        assert!(!AxisOp::Sum.applies_to(DType::Bool));
+        assert!(AxisOp::All.applies_to(DType::Bool));
+    }
+}

@@ -291,3 +291,38 @@ pub(crate) fn unary_fn<T: Element, U: Element>(
     let params = [rd(backend, a), wr(backend, out), n as u64];
     launch(backend, T::DTYPE, name, n, &params)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every element type's module compiles and has the kernels the launches name (no GPU
+    /// needed; skipped visibly without libnvrtc).
+    #[test]
+    fn modules_have_the_kernels_launched() {
+        if !crate::testing::nvrtc_or_skip() {
+            return;
+        }
+        for &d in &ALL_DTYPES {
+            let ptx =
+                crate::backend::cuda::compile_ptx(&program_name(d), &extra_source(d), "sm_90")
+                    .unwrap_or_else(|e| panic!("{e}"));
+            let entries = crate::backend::cuda::ptx_entries(&ptx);
+            let mut want: Vec<String> = ["aa", "as", "sa", "ss"]
+                .iter()
+                .map(|f| format!("where_{f}"))
+                .chain(["masked_fill", "compact", "scatter"].map(String::from))
+                .collect();
+            if d != DType::Bool {
+                want.extend(["clip", "maximum", "minimum", "square", "sign"].map(String::from));
+            }
+            if d.is_float() {
+                want.extend(FLOAT_FNS.iter().map(|f| f.0.to_string()));
+                want.extend(FLOAT_TESTS.iter().map(|f| f.0.to_string()));
+            }
+            for name in want {
+                assert!(entries.contains(&format!("gkx_{name}")), "{d}: {name}");
+            }
+        }
+    }
+}
