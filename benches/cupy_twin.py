@@ -47,6 +47,8 @@ MATMUL_BIG_N = 8192
 SVD_N = 1000
 #: Side of the square float64 matrix of the transpose-copy row.
 TRANSPOSE_N = 8192
+#: Shape of the axis-reduction rows' matrix (gpu.rs's `Sizes::axes`).
+AXES_SHAPE = (10_000, 5_000)
 #: GEMM size of the ceilings.
 GEMM_N = 8192
 #: Bytes per "GiB" of the memory ceilings' buffer sizes (tests shrink it).
@@ -714,6 +716,30 @@ def run_all(warmup: int, reps: int, only: str | None, emit):
                  note="a.t().copy() against CuPy's ascontiguousarray(a.T): a strided view made contiguous "
                       "(gpukit: 32x32 tiles through shared memory)"))
         del a, ref
+
+    exact = "the reduced array stays on the device; reference exact (multiples of 2^-8)"
+    axis_rows = (
+        ("sum along axis 0 (float64, 10000x5000)", lambda x: x.sum(axis=0), 0.0, exact),
+        ("sum along axis 1 (float64, 10000x5000)", lambda x: x.sum(axis=1), 0.0, exact),
+        ("std along axis 1 (float64, 10000x5000)", lambda x: x.std(axis=1), 1e-12,
+         "two passes over the input (mean, squared deviations), as NumPy; checked to 1e-12 relative"),
+    )
+    if any(wants(r[0]) for r in axis_rows):
+        rows_, cols = AXES_SHAPE
+        # gpu.rs's matmul_input_at: multiples of 2^-8 below 1, so every sum is exact in any order
+        a_host = ((np.arange(rows_ * cols, dtype=np.int64) % 251) / 256.0).reshape(rows_, cols)
+        a = cp.asarray(a_host)
+        for name, f, tol, note in axis_rows:
+            if not wants(name):
+                continue
+            ref = cp.asarray(f(a_host))  # numpy on the host
+            check = summary(f(a))
+            m = measure(cp, bracket, warmup, reps, FULL_CHECK, lambda f=f: f(a),
+                        lambda s, ref=ref, tol=tol: checker.compare(s, ref, tol),
+                        setup=lambda ref=ref: poison_pool(cp, ref.shape, cp.float64, np.nan, POOL_POISON))
+            emit(row(name, m, how(), check, (a.size + ref.size) * 8, "r", note=note))
+            del ref
+        del a, a_host
 
     transfers = (
         "to_device 2 GiB (pageable host memory)",

@@ -27,6 +27,8 @@ pub struct Sizes {
     pub launches: usize,
     /// Side of the square matrices of the matmul rows.
     pub matmul: usize,
+    /// Shape (rows, columns) of the axis-reduction rows' matrix.
+    pub axes: (usize, usize),
     /// Rows and columns of the sort rows' array (lab 5.1's random array).
     pub sort: (usize, usize),
     /// Side of the cube of the FFT row (`crate::fft`).
@@ -47,6 +49,7 @@ pub const FULL: Sizes = Sizes {
     blur: (8192, 8192, 4),
     launches: 20_000,
     matmul: 4096,
+    axes: (10_000, 5_000),
     sort: (10_000, 5_000),
     fft: 256,
     matmul_big: 8192,
@@ -62,6 +65,7 @@ pub const DRY: Sizes = Sizes {
     blur: (40, 24, 4),
     launches: 20,
     matmul: 37,
+    axes: (37, 23),
     sort: (7, 300),
     fft: 6,
     matmul_big: 41,
@@ -801,6 +805,46 @@ pub fn run_all(
         emit(transpose_row(t, checker, name, z.transpose, w, r)?);
     }
 
+    type AxisOp = fn(&Array<f64>) -> Result<Array<f64>>;
+    let axis_rows: [(&'static str, AxisOp, usize, f64, &'static str); 3] = [
+        (
+            "sum along axis 0 (float64, 10000x5000)",
+            |a| a.sum_axis(0),
+            0,
+            0.0,
+            "the reduced array stays on the device; reference exact (multiples of 2^-8)",
+        ),
+        (
+            "sum along axis 1 (float64, 10000x5000)",
+            |a| a.sum_axis(1),
+            1,
+            0.0,
+            "the reduced array stays on the device; reference exact (multiples of 2^-8)",
+        ),
+        (
+            "std along axis 1 (float64, 10000x5000)",
+            |a| a.std_axis(1, 0),
+            2,
+            1e-12,
+            "two passes over the input (mean, squared deviations), as NumPy; checked to 1e-12 relative",
+        ),
+    ];
+    for (name, f, which, tol, note) in axis_rows {
+        if opts.wants(name) {
+            let want = axis_ref(z.axes, which);
+            emit(axis_row(
+                t,
+                checker,
+                (name, note),
+                z.axes,
+                f,
+                want,
+                tol,
+                (w, r),
+            )?);
+        }
+    }
+
     const TRANSFERS: [&str; 4] = [
         "to_device 2 GiB (pageable host memory)",
         "to_host 2 GiB (pageable host memory)",
@@ -930,6 +974,71 @@ fn transpose_row(
         "rw",
         "a.t().copy() against CuPy's ascontiguousarray(a.T): a strided view made contiguous \
          (gpukit: 32x32 tiles through shared memory)",
+    ))
+}
+
+/// The host reference of the axis rows for the `rows`×`cols` matrix of [`matmul_input_at`]
+/// (A), in float64: `which` 0 and 1 are the sums along axis 0 and 1 (multiples of 2^-8 below 1:
+/// exact in any order), 2 the standard deviations along axis 1 (two passes, as NumPy).
+pub fn axis_ref((rows, cols): (usize, usize), which: usize) -> Vec<f64> {
+    let at = |i: usize, j: usize| matmul_input_at(i * cols + j, false);
+    match which {
+        0 => (0..cols)
+            .map(|j| (0..rows).map(|i| at(i, j)).sum())
+            .collect(),
+        1 => (0..rows)
+            .map(|i| (0..cols).map(|j| at(i, j)).sum())
+            .collect(),
+        _ => (0..rows)
+            .map(|i| {
+                let mean = (0..cols).map(|j| at(i, j)).sum::<f64>() / cols as f64;
+                let ss: f64 = (0..cols).map(|j| (at(i, j) - mean).powi(2)).sum();
+                (ss / cols as f64).sqrt()
+            })
+            .collect(),
+    }
+}
+
+/// The row `name`: `f(a)` (a reduction along an axis of the `rows`×`cols` float64 matrix of
+/// [`matmul_input_at`]; a new array each call, its pool block poisoned first), every element
+/// against the host reference `want` to `tol` relative.
+#[allow(clippy::too_many_arguments)]
+fn axis_row(
+    t: &mut Timer,
+    checker: &Checker,
+    (name, note): (&'static str, &'static str),
+    (rows, cols): (usize, usize),
+    f: fn(&Array<f64>) -> Result<Array<f64>>,
+    want: Vec<f64>,
+    tol: f64,
+    (warmup, reps): (usize, usize),
+) -> Result<Row> {
+    let a = Array::from_vec(
+        host_vec(rows * cols, |i| matmul_input_at(i, false)),
+        [rows, cols],
+    )?;
+    let len = want.len();
+    let reference = Array::from_vec(want, [len])?;
+    let check = summary(&f(&a)?)?;
+    let span = t.how();
+    let m = measure(
+        t,
+        warmup,
+        reps,
+        FULL_CHECK,
+        &mut (),
+        |_| poison_pool(len, f64::NAN, POOL_POISON),
+        |_| f(&a),
+        |_, s| checker.compare(&s, &reference, tol),
+    )?;
+    Ok(Row::op(
+        name,
+        m,
+        span,
+        check,
+        ((rows * cols + len) * 8) as f64,
+        "r",
+        note,
     ))
 }
 
@@ -1158,6 +1267,23 @@ mod tests {
         assert_eq!(matmul_input_at(252, true), 252.0 / 256.0);
     }
 
+    #[test]
+    fn axis_references() {
+        let (r, c) = (70, 9);
+        let s0 = axis_ref((r, c), 0);
+        let s1 = axis_ref((r, c), 1);
+        let sd = axis_ref((r, c), 2);
+        assert_eq!(sd.len(), r);
+        let row: Vec<f64> = (0..c).map(|j| ((5 * c + j) % 251) as f64 / 256.0).collect();
+        let m = row.iter().sum::<f64>() / c as f64;
+        let v = row.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / c as f64;
+        assert!((sd[5] - v.sqrt()).abs() < 1e-15);
+        assert_eq!((s0.len(), s1.len()), (c, r));
+        assert_eq!(s0.iter().sum::<f64>(), s1.iter().sum::<f64>());
+        let col3: f64 = (0..r).map(|i| ((i * c + 3) % 251) as f64 / 256.0).sum();
+        assert_eq!(s0[3], col3);
+    }
+
     /// The whole GPU harness on the CPU backend at tiny sizes: every row's every check passes,
     /// the rows have the fields benchlib.py reads, and nothing panics.
     #[test]
@@ -1180,7 +1306,7 @@ mod tests {
         .unwrap();
         let names: Vec<&str> = rows.iter().map(|r| r.name).collect();
         // all but the two rows of the raw-CUDA empty kernel (plain launches, and in a graph)
-        assert_eq!(rows.len(), 28, "{names:?}");
+        assert_eq!(rows.len(), 31, "{names:?}");
         for row in &rows {
             let j = row.json("gpukit").render();
             assert!(j.contains("\"verify\":"), "{j}");

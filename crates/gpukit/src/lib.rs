@@ -58,10 +58,11 @@ pub mod testing;
 pub use array::fft;
 pub use array::linalg;
 pub use array::random;
+pub use array::Array;
 pub use array::{
-    concatenate, stack, ArrayView, AsView, IntoAxis, IntoViewOperand, NewShape, ViewOperand,
+    concatenate, keepdims, stack, ArrayView, AsView, AxisArg, AxisIndex, IntoAxis, IntoRhs,
+    IntoShape, IntoViewOperand, NewShape, PinnedBuffer, Rhs, ViewOperand,
 };
-pub use array::{Array, IntoRhs, IntoShape, PinnedBuffer, Rhs};
 /// How a kernel was loaded: machine code or PTX, and from where (`Module::code()`).
 pub use backend::cuda::{CodeFormat, CodeOrigin, LoadedCode};
 /// The candle tensor crate that [`Array::into_candle`] and [`Array::from_candle`] convert to and
@@ -74,7 +75,8 @@ pub use cudarc;
 pub use device::memory::{free_cached_memory, memory_stats, pool_stats, MemoryStats, PoolStats};
 pub use device::{
     cuda_device_count, cuda_devices_in_use, cuda_unavailable_reason, default_device,
-    set_default_device, synchronize, CpuProperties, CudaProperties, Device, DeviceProperties,
+    set_default_device, synchronize, with_device, CpuProperties, CudaProperties, Device,
+    DeviceGuard, DeviceProperties, IntoDevice,
 };
 /// The dlpark crate (DLPack) that [`Array::into_dlpack`] and [`Array::from_dlpack`] speak.
 #[cfg(feature = "dlpack")]
@@ -98,8 +100,8 @@ pub mod __private;
 pub mod prelude {
     pub use crate::array::fft;
     pub use crate::array::{concatenate, stack, ArrayView};
-    pub use crate::array::{random, Array, PinnedBuffer};
-    pub use crate::device::{default_device, set_default_device, synchronize, Device};
+    pub use crate::array::{keepdims, random, Array, PinnedBuffer};
+    pub use crate::device::{default_device, set_default_device, synchronize, with_device, Device};
     pub use crate::element::{Complex, DType, Element, Float, Numeric};
     pub use crate::error::{Error, Result};
     pub use crate::kernel::exports::*;

@@ -652,8 +652,9 @@ fn gpu_display_and_properties() {
         }
         other => panic!("expected CUDA properties, got {other:?}"),
     }
-    // 8 ops + 64 casts + 8 sorts + random, diagonal, complex, layout, strided copy, 8 strided binary
-    assert_eq!(dev.precompile_builtin_kernels().unwrap(), 93);
+    // 8 ops + 64 casts + 8 sorts + random, diagonal, complex, layout, strided copy, 8 strided
+    // binary, 8 axes, 8 extra
+    assert_eq!(dev.precompile_builtin_kernels().unwrap(), 109);
     assert_eq!(Device::Cpu.precompile_builtin_kernels().unwrap(), 0);
     if std::env::var("GPUKIT_DEVICE").is_err() {
         assert_eq!(

@@ -3,7 +3,9 @@
 //! Submodules, one concept each: `storage` (host or device buffer), `construct` (zeros, arange,
 //! from ndarray, ...), `transfer` (to_device, to_host, reshape, astype), `pinned` (pinned host
 //! buffers and their copies), `ops` (elementwise arithmetic and operators), `math` (unary
-//! functions, comparisons), `reduce` (sum, mean, min, max), `random`
+//! functions, comparisons), `reduce` (sum, mean, min, max), `axis` (axis arguments, keepdims),
+//! `reduce_axis` (reductions along an axis, var/std, arg-reductions, cumsum), `select` (where,
+//! boolean masks), `ufuncs` (NumPy's other elementwise functions, clip, maximum), `random`
 //! (seedable random arrays: cuRAND on the GPU, ChaCha8 on the CPU), `display` (CuPy-like repr and the
 //! evcxr display hook), `kernels/` (the built-in CUDA kernels), `kernel_args` (arrays as
 //! kernel arguments), `vectorize` (the `#[vectorize]` runtime), `warm_up` (compiling the
@@ -13,6 +15,7 @@
 //! arrays' parts and arithmetic), `fft/` (Fourier transforms: cuFFT on a GPU, rustfft on the CPU), `view/`
 //! (strided views: transpose, slicing, reshape, broadcasting, concatenate/stack).
 
+mod axis;
 mod capture;
 mod complex;
 mod construct;
@@ -28,18 +31,22 @@ mod ops;
 mod pinned;
 pub mod random;
 mod reduce;
+mod reduce_axis;
+mod select;
 mod sort;
 mod storage;
 mod transfer;
+mod ufuncs;
 pub(crate) mod vectorize;
 pub(crate) mod view;
 mod warm_up;
 
+pub use axis::{keepdims, AxisArg, IntoAxis};
 pub use construct::IntoShape;
 pub use ops::{IntoRhs, Rhs};
 pub use pinned::PinnedBuffer;
 pub use view::{
-    concatenate, stack, ArrayView, AsView, IntoAxis, IntoViewOperand, NewShape, ViewOperand,
+    concatenate, stack, ArrayView, AsView, AxisIndex, IntoViewOperand, NewShape, ViewOperand,
 };
 
 pub(crate) use storage::Storage;

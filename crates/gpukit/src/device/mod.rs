@@ -2,9 +2,13 @@
 //!
 //! The default device is chosen at first use: `GPUKIT_DEVICE` (`cpu`, `cuda`, `cuda:N`) if set,
 //! else the first usable CUDA GPU, else the CPU with a one-line notice saying why.
-//! [`set_default_device`] (and the kernel's `%device` magic) changes it later.
+//! [`set_default_device`] (and the kernel's `%device` magic) changes it later; [`with_device`]
+//! and [`DeviceGuard`] change it for a block of code on one thread (`scope`).
 
 pub mod memory;
+mod scope;
+
+pub use scope::{with_device, DeviceGuard, IntoDevice};
 
 use crate::backend::cuda::CudaBackend;
 pub use crate::backend::cuda::CudaProperties;
@@ -241,11 +245,15 @@ fn choose_default() -> Device {
     }
 }
 
-/// The device new arrays are created on.
+/// The device new arrays are created on: this thread's scoped device inside [`with_device`]
+/// (or while a [`DeviceGuard`] lives), else the process default.
 ///
 /// When the default is a GPU that a fatal fault has made unusable for the rest of the process
 /// (see [`Error::DeviceLost`]), it becomes the CPU, with a one-line notice.
 pub fn default_device() -> Device {
+    if let Some(d) = scope::scoped_device() {
+        return d;
+    }
     let mut cell = default_cell().lock().unwrap_or_else(|p| p.into_inner());
     if let Device::Cuda(n) = *cell {
         if crate::backend::cuda::unusable(n).is_some() {

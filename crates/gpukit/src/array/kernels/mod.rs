@@ -16,11 +16,14 @@
 //! sorts of rows in shared memory, and the transpose that moves an axis last), `complex` (complex
 //! arrays' fills, conversions and arithmetic), `layout` (column-major matrices of cuSOLVER to C
 //! order, for `linalg`), `strided` (copies
-//! between layouts, a tiled transpose, and binary operations on strided and broadcast operands).
+//! between layouts, a tiled transpose, and binary operations on strided and broadcast operands), `axes` (reductions and scans
+//! along an axis), `extra` (where, masks, clip and NumPy's other elementwise functions).
 
+mod axes;
 pub(crate) mod complex;
 mod diagonal;
 mod elementwise;
+mod extra;
 pub(crate) mod layout;
 pub(crate) mod random;
 mod reduce;
@@ -31,10 +34,12 @@ mod table;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use axes::{cumsum_axis, reduce_axis};
 pub(crate) use diagonal::set_diagonal;
 pub(crate) use elementwise::{
     binary, cast, compare, copy, fill, powf, ramp_float, ramp_int, unary, Operand,
 };
+pub(crate) use extra::{binary_fn, clip, compact, masked_fill, scatter, unary_fn, where_};
 pub(crate) use reduce::reduce;
 pub(crate) use table::precompile;
 

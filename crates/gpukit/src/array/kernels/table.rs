@@ -187,6 +187,8 @@ pub(crate) fn all_sources() -> Vec<(String, String)> {
     }
     v.extend(super::sort::programs());
     v.extend(super::strided::programs());
+    v.extend(super::axes::programs());
+    v.extend(super::extra::programs());
     v
 }
 

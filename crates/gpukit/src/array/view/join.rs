@@ -3,7 +3,7 @@
 //! result by the strided copy.
 
 use super::layout::{c_strides, Layout};
-use super::shape_arg::IntoAxis;
+use super::shape_arg::AxisIndex;
 use super::{materialize, AsView};
 use crate::array::Array;
 use crate::element::Element;
@@ -26,7 +26,7 @@ use crate::error::{Error, Result};
 /// ```
 pub fn concatenate<T: Element, V: AsView<T>>(
     arrays: &[V],
-    axis: impl IntoAxis,
+    axis: impl AxisIndex,
 ) -> Result<Array<T>> {
     let views: Vec<_> = arrays.iter().map(|a| a.as_view()).collect();
     let Some(first) = views.first() else {
@@ -94,7 +94,7 @@ pub fn concatenate<T: Element, V: AsView<T>>(
 /// assert_eq!(stack(&[&a, &b], -1)?.shape(), &[3, 2]);
 /// # Ok(()) }
 /// ```
-pub fn stack<T: Element, V: AsView<T>>(arrays: &[V], axis: impl IntoAxis) -> Result<Array<T>> {
+pub fn stack<T: Element, V: AsView<T>>(arrays: &[V], axis: impl AxisIndex) -> Result<Array<T>> {
     let views: Vec<_> = arrays.iter().map(|a| a.as_view()).collect();
     let Some(first) = views.first() else {
         return Err(Error::Shape("stack: needs at least one array".to_string()));
@@ -124,12 +124,12 @@ impl<T: Element> Array<T> {
     }
 
     /// `arrays` joined along `axis` (see [`concatenate`]).
-    pub fn concatenate<V: AsView<T>>(arrays: &[V], axis: impl IntoAxis) -> Result<Array<T>> {
+    pub fn concatenate<V: AsView<T>>(arrays: &[V], axis: impl AxisIndex) -> Result<Array<T>> {
         concatenate(arrays, axis)
     }
 
     /// `arrays` joined along a new axis (see [`stack`]).
-    pub fn stack<V: AsView<T>>(arrays: &[V], axis: impl IntoAxis) -> Result<Array<T>> {
+    pub fn stack<V: AsView<T>>(arrays: &[V], axis: impl AxisIndex) -> Result<Array<T>> {
         stack(arrays, axis)
     }
 }

@@ -27,7 +27,7 @@ mod tests;
 
 pub use join::{concatenate, stack};
 pub use ops::{IntoViewOperand, ViewOperand};
-pub use shape_arg::{IntoAxis, NewShape};
+pub use shape_arg::{AxisIndex, NewShape};
 
 pub(crate) use layout::{c_strides, Layout};
 
@@ -135,13 +135,13 @@ impl<T: Element> Array<T> {
     }
 
     /// The array without axis `axis` (which must have length 1), as a view.
-    pub fn squeeze_axis(&self, axis: impl IntoAxis) -> Result<ArrayView<'_, T>> {
+    pub fn squeeze_axis(&self, axis: impl AxisIndex) -> Result<ArrayView<'_, T>> {
         self.view().squeeze_axis(axis)
     }
 
     /// The array with a new axis of length 1 at `axis` (`0..=ndim`, negative counts from the
     /// end as in NumPy), as a view.
-    pub fn expand_dims(&self, axis: impl IntoAxis) -> Result<ArrayView<'_, T>> {
+    pub fn expand_dims(&self, axis: impl AxisIndex) -> Result<ArrayView<'_, T>> {
         self.view().expand_dims(axis)
     }
 
@@ -271,13 +271,13 @@ impl<'a, T: Element> ArrayView<'a, T> {
     }
 
     /// Without axis `axis` (which must have length 1), as a view.
-    pub fn squeeze_axis(&self, axis: impl IntoAxis) -> Result<ArrayView<'a, T>> {
+    pub fn squeeze_axis(&self, axis: impl AxisIndex) -> Result<ArrayView<'a, T>> {
         let a = axis.resolve(self.ndim(), "squeeze")?;
         Ok(self.with(self.layout.squeezed(Some(a))?))
     }
 
     /// With a new axis of length 1 at `axis` (`0..=ndim`; negative counts from the end).
-    pub fn expand_dims(&self, axis: impl IntoAxis) -> Result<ArrayView<'a, T>> {
+    pub fn expand_dims(&self, axis: impl AxisIndex) -> Result<ArrayView<'a, T>> {
         let a = axis.resolve(self.ndim() + 1, "expand_dims")?;
         Ok(self.with(self.layout.with_axis(a)))
     }

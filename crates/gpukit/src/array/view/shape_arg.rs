@@ -74,12 +74,12 @@ signed_shapes!(isize, i32, i64);
 
 /// An axis argument: a `usize`, or a signed integer that counts from the end when negative
 /// (`-1` is the last axis), as in NumPy.
-pub trait IntoAxis {
+pub trait AxisIndex {
     /// The axis as an index into `ndim` axes, or an error naming `what` and the range.
     fn resolve(self, ndim: usize, what: &str) -> Result<usize>;
 }
 
-impl IntoAxis for usize {
+impl AxisIndex for usize {
     fn resolve(self, ndim: usize, what: &str) -> Result<usize> {
         normalize_axis(self.min(isize::MAX as usize) as isize, ndim, what)
     }
@@ -87,7 +87,7 @@ impl IntoAxis for usize {
 
 macro_rules! signed_axes {
     ($($t:ty),*) => {$(
-        impl IntoAxis for $t {
+        impl AxisIndex for $t {
             fn resolve(self, ndim: usize, what: &str) -> Result<usize> {
                 normalize_axis(self as isize, ndim, what)
             }
@@ -122,10 +122,10 @@ mod tests {
 
     #[test]
     fn axes_count_from_the_end() {
-        assert_eq!(IntoAxis::resolve(-1, 3, "t").unwrap(), 2);
-        assert_eq!(IntoAxis::resolve(0usize, 3, "t").unwrap(), 0);
-        assert!(IntoAxis::resolve(3usize, 3, "t").is_err());
-        assert!(IntoAxis::resolve(usize::MAX, 3, "t").is_err());
-        assert!(IntoAxis::resolve(-4i64, 3, "t").is_err());
+        assert_eq!(AxisIndex::resolve(-1, 3, "t").unwrap(), 2);
+        assert_eq!(AxisIndex::resolve(0usize, 3, "t").unwrap(), 0);
+        assert!(AxisIndex::resolve(3usize, 3, "t").is_err());
+        assert!(AxisIndex::resolve(usize::MAX, 3, "t").is_err());
+        assert!(AxisIndex::resolve(-4i64, 3, "t").is_err());
     }
 }

@@ -1,0 +1,568 @@
+//! CUDA kernels that reduce and scan along one axis: the input is viewed as
+//! `(outer, len, inner)` in C order and each output `(o, k)` folds the `len` elements
+//! `in[(o * len + j) * inner + k]`.
+//!
+//! Two layouts, so that loads are coalesced either way:
+//! - *rows* (`inner == 1`, the last axis): one warp per row (segment), its lanes striding along
+//!   the contiguous row, combined with warp shuffles;
+//! - *columns* (`inner > 1`, a leading axis): blocks of 32 x 8 threads, the 32 lanes of a warp on
+//!   32 neighbouring columns (one 256-byte load of `f64` per warp and row), the 8 warps on
+//!   interleaved rows, combined through shared memory.
+//!
+//! When there are too few rows or columns to fill the GPU, the axis is cut into `chunks` segments
+//! (rows: one warp per (row, segment); columns: the grid's y): a first launch writes one partial
+//! per segment (`(outer, chunks, inner)`) and a second launch of the same layout reduces those.
+//! With few columns (`inner` well below 32) most lanes of the column layout idle: correct, not
+//! fast. Scans (cumsum) take the same cut: the
+//! segments' sums, scanned, are each segment's starting carry.
+//!
+//! Arg-reductions carry (value, index) pairs ordered by (NaN first, value, index), a total order:
+//! the result is the first occurrence whatever the order of combination, as NumPy's.
+
+use super::source::{suffix, PRELUDE};
+use super::THREADS;
+use crate::array::reduce_axis::AxisOp;
+use crate::backend::cuda::{CompiledModule, CudaBackend};
+use crate::element::{DType, Element};
+use crate::error::{Error, Result};
+use crate::kernel::config::{Dim3, LaunchConfig};
+use crate::kernel::cuda::{launch_values, PerDevice};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use std::sync::{Arc, OnceLock};
+
+/// Warps (rows) per block of the row layout, and rows of a block of the column layout.
+const WARPS: u32 = THREADS / 32;
+/// Blocks per multiprocessor a launch aims at before it cuts the axis into segments.
+const BLOCKS_PER_SM: usize = 8;
+
+/// The templates shared by every element type's module.
+const TEMPLATES: &str = r#"
+typedef long long gk_i64;
+#define GK_AX_U 8
+template<typename T> __device__ __forceinline__ T gk_shfl_up(T v, int offset) {
+    if constexpr (sizeof(T) < 4) { return (T)__shfl_up_sync(0xffffffffu, (int)v, offset); }
+    else { return __shfl_up_sync(0xffffffffu, v, offset); } }
+
+/* (b, ib) comes strictly before (a, ia) in the order of argmin (MAX: argmax): NaN first, then
+   the smaller (larger) value, then the smaller index. */
+template<bool MAX, typename T> __device__ __forceinline__ bool gk_ax_before(T b, gk_i64 ib, T a, gk_i64 ia) {
+    const bool bn = b != b, an = a != a;
+    if (bn || an) { return bn && (!an || ib < ia); }
+    if (MAX ? (b > a) : (b < a)) { return true; }
+    return b == a && ib < ia; }
+
+/* Operations: Acc is the accumulator, init() its start, map() turns an input element of the
+   first pass into an Acc (c: the output's centre, for sqdev), comb() folds (b, ib) into (a, ia);
+   an index below 0 means "no element yet". */
+#define GK_AX_OP(NAME, ACC, ARGF, INIT, MAP, COMB) \
+template<typename T> struct gk_ax_##NAME { typedef ACC Acc; static constexpr bool ARG = ARGF; \
+    static __device__ __forceinline__ Acc init() { return INIT; } \
+    static __device__ __forceinline__ Acc map(T x, Acc c) { (void)c; return MAP; } \
+    static __device__ __forceinline__ void comb(Acc& a, gk_i64& ia, Acc b, gk_i64 ib) { (void)ia; (void)ib; COMB; } };
+GK_AX_OP(sum, T, false, (T)0, x, a = gk_add(a, b))
+GK_AX_OP(prod, T, false, (T)1, x, a = gk_mul(a, b))
+GK_AX_OP(min, T, false, gk_traits<T>::hi(), x, a = gk_min(a, b))
+GK_AX_OP(max, T, false, gk_traits<T>::lo(), x, a = gk_max(a, b))
+GK_AX_OP(argmin, T, true, gk_traits<T>::hi(), x,
+    if (ib >= 0 && (ia < 0 || gk_ax_before<false>(b, ib, a, ia))) { a = b; ia = ib; })
+GK_AX_OP(argmax, T, true, gk_traits<T>::lo(), x,
+    if (ib >= 0 && (ia < 0 || gk_ax_before<true>(b, ib, a, ia))) { a = b; ia = ib; })
+GK_AX_OP(sqdev, T, false, (T)0, (x - c) * (x - c), a = gk_add(a, b))
+GK_AX_OP(count, gk_u64, false, 0ull, (x != (T)0 ? 1ull : 0ull), a = a + b)
+GK_AX_OP(any, bool, false, false, (x != (T)0), a = a || b)
+GK_AX_OP(all, bool, false, true, (x != (T)0), a = a && b)
+
+/* One element folded into (acc, ia): the first pass maps an input element (its index is its
+   position j), the second takes a partial and its index as they are. */
+template<typename Op, bool FIRST, typename In>
+__device__ __forceinline__ void gk_ax_take(typename Op::Acc& acc, gk_i64& ia, In x, typename Op::Acc c,
+                                           gk_u64 j, const gk_i64* in_idx, gk_u64 at) {
+    typename Op::Acc v; gk_i64 iv = 0;
+    if constexpr (FIRST) { v = Op::map(x, c); iv = (gk_i64)j; }
+    else { v = (typename Op::Acc)x; if constexpr (Op::ARG) { iv = in_idx[at]; } }
+    Op::comb(acc, ia, v, iv); }
+
+/* Rows: warp w of the grid reduces segment w % chunks of row w / chunks; writes out[w]. */
+template<typename Op, bool FIRST, typename In>
+__device__ __forceinline__ void gk_ax_rows(const In* in, const gk_i64* in_idx, gk_u64 outer, gk_u64 len,
+        gk_u64 chunk, gk_u64 chunks, typename Op::Acc* out, gk_i64* out_idx, const typename Op::Acc* center) {
+    typedef typename Op::Acc A;
+    const unsigned lane = threadIdx.x & 31u;
+    const gk_u64 w = (gk_u64)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    if (w >= outer * chunks) { return; }  /* the whole warp leaves together */
+    const gk_u64 row = w / chunks, c = w % chunks, j0 = c * chunk;
+    const gk_u64 j1 = j0 + chunk < len ? j0 + chunk : len;
+    const In* p = in + row * len;
+    A cv = A();
+    if constexpr (FIRST) { if (center != nullptr) { cv = center[row]; } }
+    A acc = Op::init(); gk_i64 ia = -1;
+    for (gk_u64 j = j0 + lane; j < j1; j += 32 * GK_AX_U) {
+        In x[GK_AX_U];
+        #pragma unroll
+        for (int u = 0; u < GK_AX_U; ++u) { const gk_u64 jj = j + 32u * u; if (jj < j1) { x[u] = p[jj]; } }
+        #pragma unroll
+        for (int u = 0; u < GK_AX_U; ++u) {
+            const gk_u64 jj = j + 32u * u;
+            if (jj < j1) { gk_ax_take<Op, FIRST>(acc, ia, x[u], cv, jj, in_idx, row * len + jj); }
+        }
+    }
+    #pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        const A v = gk_shfl_down(acc, off);
+        gk_i64 iv = 0;
+        if constexpr (Op::ARG) { iv = gk_shfl_down(ia, off); }
+        Op::comb(acc, ia, v, iv);
+    }
+    if (lane == 0) {
+        out[w] = acc;
+        if constexpr (Op::ARG) { out_idx[w] = ia; }
+    } }
+
+/* Columns: block x covers 32 columns of one outer index, its 8 warps interleaved rows of
+   segment blockIdx.y (of `chunks`); writes out[(o * chunks + y) * inner + k]. */
+template<typename Op, bool FIRST, typename In>
+__device__ __forceinline__ void gk_ax_cols(const In* in, const gk_i64* in_idx, gk_u64 outer, gk_u64 len,
+        gk_u64 inner, gk_u64 chunk, gk_u64 chunks, typename Op::Acc* out, gk_i64* out_idx, const typename Op::Acc* center) {
+    typedef typename Op::Acc A;
+    __shared__ A sv[8][33];
+    __shared__ gk_i64 si[8][33];
+    const gk_u64 tiles = (inner + 31) / 32;
+    const gk_u64 o = blockIdx.x / tiles;
+    const gk_u64 k = (blockIdx.x % tiles) * 32 + threadIdx.x;
+    const gk_u64 c = blockIdx.y, j0 = c * chunk;
+    const gk_u64 j1 = j0 + chunk < len ? j0 + chunk : len;
+    A acc = Op::init(); gk_i64 ia = -1;
+    if (k < inner && o < outer) {
+        A cv = A();
+        if constexpr (FIRST) { if (center != nullptr) { cv = center[o * inner + k]; } }
+        const In* p = in + o * len * inner + k;
+        for (gk_u64 j = j0 + threadIdx.y; j < j1; j += 8 * GK_AX_U) {
+            In x[GK_AX_U];
+            #pragma unroll
+            for (int u = 0; u < GK_AX_U; ++u) { const gk_u64 jj = j + 8u * u; if (jj < j1) { x[u] = p[jj * inner]; } }
+            #pragma unroll
+            for (int u = 0; u < GK_AX_U; ++u) {
+                const gk_u64 jj = j + 8u * u;
+                if (jj < j1) { gk_ax_take<Op, FIRST>(acc, ia, x[u], cv, jj, in_idx, (o * len + jj) * inner + k); }
+            }
+        }
+    }
+    sv[threadIdx.y][threadIdx.x] = acc;
+    si[threadIdx.y][threadIdx.x] = ia;
+    __syncthreads();
+    if (threadIdx.y == 0 && k < inner && o < outer) {
+        #pragma unroll
+        for (int y = 1; y < 8; ++y) { Op::comb(acc, ia, sv[y][threadIdx.x], si[y][threadIdx.x]); }
+        const gk_u64 q = (o * chunks + c) * inner + k;
+        out[q] = acc;
+        if constexpr (Op::ARG) { out_idx[q] = ia; }
+    } }
+
+/* Inclusive sum scan of rows: block (row, segment y) scans its segment in tiles of blockDim
+   elements, starting from the inclusive scan of the segments' sums before it (`sums`,
+   (outer, gridDim.y), or none). */
+template<typename T>
+__device__ __forceinline__ void gk_scan_rows(const T* in, T* out, gk_u64 len, gk_u64 chunk, const T* sums) {
+    __shared__ T warps[32];
+    const gk_u64 row = blockIdx.x, c = blockIdx.y, j0 = c * chunk;
+    const gk_u64 j1 = j0 + chunk < len ? j0 + chunk : len;
+    T carry = (sums != nullptr && c > 0) ? sums[row * gridDim.y + c - 1] : (T)0;
+    const T* p = in + row * len;
+    T* q = out + row * len;
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    for (gk_u64 base = j0; base < j1; base += blockDim.x) {
+        const gk_u64 j = base + threadIdx.x;
+        T v = j < j1 ? p[j] : (T)0;
+        #pragma unroll
+        for (int off = 1; off < 32; off <<= 1) { const T t = gk_shfl_up(v, off); if ((int)lane >= off) { v = gk_add(v, t); } }
+        if (lane == 31u) { warps[warp] = v; }
+        __syncthreads();
+        if (warp == 0) {
+            T w = lane < nw ? warps[lane] : (T)0;
+            #pragma unroll
+            for (int off = 1; off < 32; off <<= 1) { const T t = gk_shfl_up(w, off); if ((int)lane >= off) { w = gk_add(w, t); } }
+            if (lane < nw) { warps[lane] = w; }
+        }
+        __syncthreads();
+        if (warp > 0) { v = gk_add(v, warps[warp - 1]); }
+        if (j < j1) { q[j] = gk_add(carry, v); }
+        carry = gk_add(carry, warps[nw - 1]);
+        __syncthreads();
+    } }
+
+/* Inclusive sum scan of columns: thread (o, k) of segment y runs down its column. */
+template<typename T>
+__device__ __forceinline__ void gk_scan_cols(const T* in, T* out, gk_u64 outer, gk_u64 len, gk_u64 inner,
+                                             gk_u64 chunk, const T* sums) {
+    const gk_u64 t = (gk_u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= outer * inner) { return; }
+    const gk_u64 o = t / inner, k = t % inner, c = blockIdx.y, j0 = c * chunk;
+    const gk_u64 j1 = j0 + chunk < len ? j0 + chunk : len;
+    T acc = (sums != nullptr && c > 0) ? sums[(o * gridDim.y + c - 1) * inner + k] : (T)0;
+    const gk_u64 base = o * len * inner + k;
+    for (gk_u64 j = j0; j < j1; ++j) { acc = gk_add(acc, in[base + j * inner]); out[base + j * inner] = acc; } }
+"#;
+
+/// The CUDA source of the axis module of element type `d`.
+pub(crate) fn axes_source(d: DType) -> String {
+    use std::fmt::Write;
+    let t = d.cuda_name();
+    let mut src = format!("{PRELUDE}{TEMPLATES}");
+    for op in AxisOp::ALL {
+        if !op.applies_to(d) {
+            continue;
+        }
+        let o = op.name();
+        let acc = op.acc_dtype(d).cuda_name();
+        let _ = writeln!(
+            src,
+            "extern \"C\" __global__ void ax1r_{o}(const {t}* in, const gk_i64* ii, gk_u64 outer, gk_u64 len, gk_u64 inner, gk_u64 chunk, gk_u64 chunks, {acc}* out, gk_i64* oi, const {acc}* c) {{ (void)inner; gk_ax_rows<gk_ax_{o}<{t}>, true>(in, ii, outer, len, chunk, chunks, out, oi, c); }}
+extern \"C\" __global__ void ax1c_{o}(const {t}* in, const gk_i64* ii, gk_u64 outer, gk_u64 len, gk_u64 inner, gk_u64 chunk, gk_u64 chunks, {acc}* out, gk_i64* oi, const {acc}* c) {{ gk_ax_cols<gk_ax_{o}<{t}>, true>(in, ii, outer, len, inner, chunk, chunks, out, oi, c); }}
+extern \"C\" __global__ void ax2r_{o}(const {acc}* in, const gk_i64* ii, gk_u64 outer, gk_u64 len, gk_u64 inner, gk_u64 chunk, gk_u64 chunks, {acc}* out, gk_i64* oi, const {acc}* c) {{ (void)inner; gk_ax_rows<gk_ax_{o}<{t}>, false>(in, ii, outer, len, chunk, chunks, out, oi, c); }}
+extern \"C\" __global__ void ax2c_{o}(const {acc}* in, const gk_i64* ii, gk_u64 outer, gk_u64 len, gk_u64 inner, gk_u64 chunk, gk_u64 chunks, {acc}* out, gk_i64* oi, const {acc}* c) {{ gk_ax_cols<gk_ax_{o}<{t}>, false>(in, ii, outer, len, inner, chunk, chunks, out, oi, c); }}"
+        );
+    }
+    if d != DType::Bool {
+        let _ = writeln!(
+            src,
+            "extern \"C\" __global__ void scan_rows(const {t}* in, {t}* out, gk_u64 outer, gk_u64 len, gk_u64 inner, gk_u64 chunk, const {t}* sums) {{ (void)outer; (void)inner; gk_scan_rows<{t}>(in, out, len, chunk, sums); }}
+extern \"C\" __global__ void scan_cols(const {t}* in, {t}* out, gk_u64 outer, gk_u64 len, gk_u64 inner, gk_u64 chunk, const {t}* sums) {{ gk_scan_cols<{t}>(in, out, outer, len, inner, chunk, sums); }}"
+        );
+    }
+    src
+}
+
+/// NVRTC program name of the axis module of `d`.
+fn program_name(d: DType) -> String {
+    format!("gpukit_axes_{}", suffix(d))
+}
+
+/// Every element type's axis module as `(program name, source)`.
+pub(super) fn programs() -> Vec<(String, String)> {
+    super::table::ALL_DTYPES
+        .iter()
+        .map(|&d| (program_name(d), axes_source(d)))
+        .collect()
+}
+
+/// The sources, generated once per element type (the module cache is keyed by source).
+static SOURCES: [OnceLock<String>; 8] = [const { OnceLock::new() }; 8];
+/// Each device's loaded axis modules, by element type.
+static MODULES: PerDevice<[OnceLock<Arc<CompiledModule>>; 8]> = PerDevice::new();
+
+/// The kernel `name` of `d`'s axis module on `backend` (compiled and loaded on first use).
+pub(super) fn function(
+    backend: &CudaBackend,
+    d: DType,
+    name: &str,
+) -> Result<cudarc::driver::CudaFunction> {
+    let i = super::table::dtype_index(d);
+    let slot = &MODULES.get(backend)[i];
+    let module = match slot.get() {
+        Some(m) => m.clone(),
+        None => {
+            let source = SOURCES[i].get_or_init(|| axes_source(d));
+            let m = backend.outside_capture_rules(|| backend.compile(&program_name(d), source))?;
+            let _ = slot.set(m.clone());
+            m
+        }
+    };
+    module.function(name)
+}
+
+/// The reading address of a buffer (0 for none).
+fn addr<T>(backend: &CudaBackend, s: Option<&CudaSlice<T>>) -> u64 {
+    s.map_or(0, |s| s.device_ptr(backend.stream()).0)
+}
+
+/// The writing address of a buffer.
+fn addr_mut<T>(backend: &CudaBackend, s: &mut CudaSlice<T>) -> u64 {
+    s.device_ptr_mut(backend.stream()).0
+}
+
+/// How an axis of `len` elements is cut into segments: `(chunks, chunk)`, so that `base`
+/// blocks times `chunks` fill the GPU, each segment holding at least `min_per_chunk` elements.
+fn segments(
+    backend: &CudaBackend,
+    base: usize,
+    len: usize,
+    min_per_chunk: usize,
+) -> (usize, usize) {
+    let target = backend.properties().multiprocessors.max(1) as usize * BLOCKS_PER_SM;
+    let most = len.div_ceil(min_per_chunk).clamp(1, 65_535);
+    let chunks = (target / base.max(1)).clamp(1, most);
+    let chunk = len.div_ceil(chunks).max(1);
+    (len.div_ceil(chunk).max(1), chunk)
+}
+
+/// A grid size as CUDA takes it, or a shape error.
+fn grid_dim(n: usize, what: &str) -> Result<u32> {
+    u32::try_from(n)
+        .ok()
+        .filter(|&v| v <= i32::MAX as u32)
+        .ok_or_else(|| Error::Shape(format!("{what}: {n} blocks exceed CUDA's grid")))
+}
+
+/// Queues one launch of the reduction kernel of `pass` (`1`: from elements, `2`: from
+/// partials) over `(outer, len, inner)` cut into `chunks` segments of `chunk`; `ptrs` are the
+/// input, its indices (pass 2 of an arg-reduction), the output, its indices and the centre.
+fn launch_reduce(
+    backend: &CudaBackend,
+    (d, op, pass): (DType, AxisOp, u8),
+    (outer, len, inner): (usize, usize, usize),
+    (chunks, chunk): (usize, usize),
+    ptrs: [u64; 5],
+) -> Result<()> {
+    let rows = inner == 1;
+    let name = format!("ax{pass}{}_{}", if rows { 'r' } else { 'c' }, op.name());
+    let f = function(backend, d, &name)?;
+    let (grid, block) = if rows {
+        let warps = (outer * chunks).div_ceil(WARPS as usize);
+        (
+            Dim3::new(grid_dim(warps, op.name())?, 1, 1),
+            Dim3::new(THREADS, 1, 1),
+        )
+    } else {
+        let tiles = grid_dim(outer * inner.div_ceil(32), op.name())?;
+        (Dim3::new(tiles, chunks as u32, 1), Dim3::new(32, WARPS, 1))
+    };
+    let config = LaunchConfig {
+        grid,
+        block,
+        shared_mem_bytes: 0,
+    };
+    let [input, in_idx, out, out_idx, center] = ptrs;
+    // The parameters match the kernels' signature (see `axes_source`); every loop is bounded
+    // by the sizes passed with them, and the buffers hold what those sizes say.
+    let params = [
+        input,
+        in_idx,
+        outer as u64,
+        len as u64,
+        inner as u64,
+        chunk as u64,
+        chunks as u64,
+        out,
+        out_idx,
+        center,
+    ];
+    launch_values(backend, f.cu_function(), &config, &params, &name)
+}
+
+/// Reduces `input`, viewed as `(outer, len, inner)`, along its middle axis with `op`: the
+/// `outer * inner` results (accumulator type `A`, see [`AxisOp::acc_dtype`]) and, for
+/// arg-reductions, their indices. `center` (sqdev only) holds one value per result.
+pub(crate) fn reduce_axis<T: Element, A: Element>(
+    backend: &CudaBackend,
+    op: AxisOp,
+    input: &CudaSlice<T>,
+    (outer, len, inner): (usize, usize, usize),
+    center: Option<&CudaSlice<A>>,
+) -> Result<(CudaSlice<A>, Option<CudaSlice<i64>>)> {
+    if op.acc_dtype(T::DTYPE) != A::DTYPE || !op.applies_to(T::DTYPE) {
+        return Err(Error::Other(format!(
+            "internal: axis reduction {} of {} into {}",
+            op.name(),
+            T::DTYPE,
+            A::DTYPE
+        )));
+    }
+    let results = outer * inner;
+    let arg = op.is_arg();
+    // SAFETY: every result (and index) is written by the last launch below.
+    let mut out = unsafe { backend.alloc::<A>(results)? };
+    let mut out_idx = if arg {
+        // SAFETY: as above.
+        Some(unsafe { backend.alloc::<i64>(results)? })
+    } else {
+        None
+    };
+    if results == 0 {
+        return Ok((out, out_idx));
+    }
+    let rows = inner == 1;
+    let base = if rows {
+        outer.div_ceil(WARPS as usize)
+    } else {
+        outer * inner.div_ceil(32)
+    };
+    let (chunks, chunk) = segments(backend, base, len, if rows { 2048 } else { 256 });
+    let center = addr(backend, center);
+    let kernel = (T::DTYPE, op, 1u8);
+    if chunks == 1 {
+        let out_i = out_idx.as_mut().map_or(0, |s| addr_mut(backend, s));
+        let ptrs = [
+            addr(backend, Some(input)),
+            0,
+            addr_mut(backend, &mut out),
+            out_i,
+            center,
+        ];
+        launch_reduce(backend, kernel, (outer, len, inner), (1, chunk), ptrs)?;
+        return Ok((out, out_idx));
+    }
+    // SAFETY: every partial (and index) is written by the first launch.
+    let mut partial = unsafe { backend.alloc::<A>(results * chunks)? };
+    let mut partial_idx = if arg {
+        // SAFETY: as above.
+        Some(unsafe { backend.alloc::<i64>(results * chunks)? })
+    } else {
+        None
+    };
+    let part_i = partial_idx.as_mut().map_or(0, |s| addr_mut(backend, s));
+    let ptrs = [
+        addr(backend, Some(input)),
+        0,
+        addr_mut(backend, &mut partial),
+        part_i,
+        center,
+    ];
+    launch_reduce(backend, kernel, (outer, len, inner), (chunks, chunk), ptrs)?;
+    let out_i = out_idx.as_mut().map_or(0, |s| addr_mut(backend, s));
+    let ptrs = [
+        addr(backend, Some(&partial)),
+        addr(backend, partial_idx.as_ref()),
+        addr_mut(backend, &mut out),
+        out_i,
+        0,
+    ];
+    launch_reduce(
+        backend,
+        (T::DTYPE, op, 2),
+        (outer, chunks, inner),
+        (1, chunks),
+        ptrs,
+    )?;
+    Ok((out, out_idx))
+}
+
+/// Queues one launch of the scan kernel over `(outer, len, inner)` cut into `chunks` segments
+/// of `chunk`, each starting from the inclusive scan of the segments' sums at `sums` (0: none).
+fn launch_scan(
+    backend: &CudaBackend,
+    d: DType,
+    (outer, len, inner): (usize, usize, usize),
+    (chunks, chunk): (usize, usize),
+    [input, out, sums]: [u64; 3],
+) -> Result<()> {
+    let rows = inner == 1;
+    let name = if rows { "scan_rows" } else { "scan_cols" };
+    let f = function(backend, d, name)?;
+    let grid_x = if rows {
+        outer
+    } else {
+        (outer * inner).div_ceil(THREADS as usize)
+    };
+    let config = LaunchConfig {
+        grid: Dim3::new(grid_dim(grid_x, "cumsum")?, chunks as u32, 1),
+        block: Dim3::new(THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // The parameters match the kernels' signature (see `axes_source`); loops are bounded by
+    // the sizes passed with them.
+    let params = [
+        input,
+        out,
+        outer as u64,
+        len as u64,
+        inner as u64,
+        chunk as u64,
+        sums,
+    ];
+    launch_values(backend, f.cu_function(), &config, &params, name)
+}
+
+/// The inclusive sum scan of `input`, viewed as `(outer, len, inner)`, along its middle axis.
+pub(crate) fn cumsum_axis<T: Element>(
+    backend: &CudaBackend,
+    input: &CudaSlice<T>,
+    (outer, len, inner): (usize, usize, usize),
+) -> Result<CudaSlice<T>> {
+    let n = outer * len * inner;
+    // SAFETY: every element is written by the last launch below.
+    let mut out = unsafe { backend.alloc::<T>(n)? };
+    if n == 0 {
+        return Ok(out);
+    }
+    let rows = inner == 1;
+    let base = if rows {
+        outer
+    } else {
+        (outer * inner).div_ceil(THREADS as usize)
+    };
+    let (chunks, chunk) = segments(backend, base, len, if rows { 4096 } else { 64 });
+    let shape = (outer, len, inner);
+    if chunks == 1 {
+        let ptrs = [addr(backend, Some(input)), addr_mut(backend, &mut out), 0];
+        launch_scan(backend, T::DTYPE, shape, (1, chunk), ptrs)?;
+        return Ok(out);
+    }
+    // The segments' sums (outer, chunks, inner), scanned along the segments.
+    let mut sums = unsafe { backend.alloc::<T>(outer * chunks * inner)? };
+    let ptrs = [
+        addr(backend, Some(input)),
+        0,
+        addr_mut(backend, &mut sums),
+        0,
+        0,
+    ];
+    launch_reduce(
+        backend,
+        (T::DTYPE, AxisOp::Sum, 1),
+        shape,
+        (chunks, chunk),
+        ptrs,
+    )?;
+    // SAFETY: written by the launch right after.
+    let mut scanned = unsafe { backend.alloc::<T>(outer * chunks * inner)? };
+    let ptrs = [
+        addr(backend, Some(&sums)),
+        addr_mut(backend, &mut scanned),
+        0,
+    ];
+    launch_scan(backend, T::DTYPE, (outer, chunks, inner), (1, chunks), ptrs)?;
+    let ptrs = [
+        addr(backend, Some(input)),
+        addr_mut(backend, &mut out),
+        addr(backend, Some(&scanned)),
+    ];
+    launch_scan(backend, T::DTYPE, shape, (chunks, chunk), ptrs)?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every element type's module compiles and has the kernels the launches name (no GPU
+    /// needed; skipped visibly without libnvrtc).
+    #[test]
+    fn modules_have_the_kernels_launched() {
+        if !crate::testing::nvrtc_or_skip() {
+            return;
+        }
+        for &d in &super::super::table::ALL_DTYPES {
+            let ptx = crate::backend::cuda::compile_ptx(&program_name(d), &axes_source(d), "sm_90")
+                .unwrap_or_else(|e| panic!("{e}"));
+            let entries = crate::backend::cuda::ptx_entries(&ptx);
+            for op in AxisOp::ALL.into_iter().filter(|op| op.applies_to(d)) {
+                for pass in ["ax1r", "ax1c", "ax2r", "ax2c"] {
+                    let name = format!("{pass}_{}", op.name());
+                    assert!(entries.contains(&name), "{d}: {name}");
+                }
+            }
+            let scans = entries.iter().filter(|e| e.starts_with("scan_")).count();
+            assert_eq!(scans, if d == DType::Bool { 0 } else { 2 }, "{d}");
+        }
+    }
+
+    #[test]
+    fn accumulators_and_domains() {
+        assert_eq!(AxisOp::Count.acc_dtype(DType::F32), DType::U64);
+        assert_eq!(AxisOp::Any.acc_dtype(DType::I32), DType::Bool);
+        assert_eq!(AxisOp::ArgMax.acc_dtype(DType::U8), DType::U8);
+        assert!(!AxisOp::SqDev.applies_to(DType::I64));
+        assert!(!AxisOp::Sum.applies_to(DType::Bool));
+        assert!(AxisOp::All.applies_to(DType::Bool));
+    }
+}
