@@ -28,6 +28,7 @@ KERNEL_LINE_MAGICS = {
     "sass": "%sass NAME: the machine code (SASS) of a kernel, via cuobjdump",
     "source": "%source [--full] NAME: the CUDA C++ source of a kernel (--full: with gpukit's prelude)",
     "doc": "%doc NAME: the documentation of a Rust item (e.g. %doc Vec::new)",
+    "features": "%features NAME...: turn on optional gpukit features for the Rust session (e.g. linalg)",
     "lsmagic": "list the evcxr_gpu kernel's magics",
 }
 #: Cell magics of the evcxr_gpu kernel (``CELL_MAGICS`` in crates/evcxr_gpu/src/magics/mod.rs).

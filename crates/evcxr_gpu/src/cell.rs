@@ -185,6 +185,7 @@ mod tests {
                 Step::Cuda { .. } => "cuda",
                 Step::Reflect { .. } => "reflect",
                 Step::Doc(_) => "doc",
+                Step::Features(_) => "features",
             })
             .collect()
     }

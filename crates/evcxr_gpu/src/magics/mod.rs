@@ -8,6 +8,7 @@
 pub mod cuda;
 pub mod device;
 pub mod doc;
+pub mod features;
 pub mod gpu;
 pub mod graph;
 pub mod kernelinfo;
@@ -46,6 +47,8 @@ pub enum Step {
     },
     /// `%doc NAME`: the kernel looks up the documentation of `NAME` and pages it.
     Doc(String),
+    /// `%features NAME...`: the session reloads gpukit with these cargo features turned on.
+    Features(Vec<String>),
     /// `%ptx`/`%source` of kernel `name`: `code` prints it, unless `name` is a `%%cuda` kernel
     /// that was not compiled because there is no GPU.
     Reflect {
@@ -118,6 +121,10 @@ pub const LINE_MAGICS: &[(&str, &str)] = &[
         "doc",
         "%doc NAME: the documentation of a Rust item (e.g. %doc Vec::new), in the pager",
     ),
+    (
+        "features",
+        "%features NAME...: turn on optional gpukit features for the session (e.g. linalg)",
+    ),
     ("lsmagic", "list the magics"),
 ];
 
@@ -172,6 +179,7 @@ pub fn lower_line(name: &str, args: &str, ctx: Context) -> Result<Step, MagicErr
         "sass" => sass::lower(args, ctx),
         "source" => source::lower(args, ctx),
         "doc" => doc::lower(args),
+        "features" => features::lower(args, ctx),
         "lsmagic" => lsmagic::lower(args),
         _ if CELL_MAGICS.iter().any(|(n, _)| *n == name) => Err(MagicError(format!(
             "%{name} is a cell magic: write %%{name} on the first line of the cell"

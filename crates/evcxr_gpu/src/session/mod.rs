@@ -178,6 +178,8 @@ struct Worker {
     ctx: Result<CommandContext, String>,
     forwarder: Option<Forwarder>,
     gpukit: bool,
+    /// Where the session's gpukit crate is (for `%features`).
+    gpukit_path: Option<String>,
     startup_error: Option<String>,
     /// `%%cuda` kernels not compiled because the default device was the CPU.
     skipped_cuda: std::collections::BTreeSet<String>,
@@ -204,6 +206,7 @@ impl Worker {
             ctx: Err(String::new()),
             forwarder: None,
             gpukit: false,
+            gpukit_path: None,
             startup_error: None,
             skipped_cuda: Default::default(),
             cuda_kernels: Default::default(),
@@ -235,6 +238,25 @@ impl Worker {
         w
     }
 
+    /// `%features`: reloads gpukit with `names` turned on (cargo builds what they add once;
+    /// evcxr's cache keeps it for later sessions).
+    fn features(
+        &mut self,
+        names: &[String],
+        input: &Option<InputFn>,
+    ) -> Result<Option<(Media, bool)>, CellError> {
+        let Some(path) = self.gpukit_path.clone() else {
+            return Err(CellError::simple(
+                "MagicError",
+                "%features: this session did not load gpukit (EVCXR_GPU_GPUKIT=none)",
+            ));
+        };
+        self.eval(&crate::magics::features::dep_command(&path, names), input)?;
+        self.publisher
+            .stdout(&format!("gpukit features on: {}\n", names.join(", ")));
+        Ok(None)
+    }
+
     fn load(&mut self, config: &Config) {
         let Ok(ctx) = &mut self.ctx else { return };
         if config.cache_mib > 0 {
@@ -260,6 +282,7 @@ impl Worker {
         match result {
             Ok(_) => {
                 self.gpukit = config.gpukit.is_some();
+                self.gpukit_path = config.gpukit.as_ref().map(|p| p.display().to_string());
                 self.hooked_pid = self.user_pid();
             }
             Err(e) => {
@@ -380,6 +403,7 @@ impl Worker {
                     source,
                 } => self.cuda(&code, &kernels, &module_var, &source, &input),
                 Step::Reflect { magic, name, code } => self.reflect(magic, &name, &code, &input),
+                Step::Features(names) => self.features(&names, &input),
                 Step::Doc(name) => match self.hover(&name, name.len()) {
                     Some((plain, html)) => {
                         outcome.pages.push(
