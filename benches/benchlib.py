@@ -30,9 +30,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
 #: Workloads of issue 6 that gpukit has no API for yet (kept in results.json as `missing`).
-NOT_YET = [
-    ("random (float64, 10000x5000)", "gpukit has no random (cuRAND) yet"),
-]
+NOT_YET: list[tuple[str, str]] = []
 
 #: The matmul rows: (n, dtype) of their n x n product (2n^3 flops), for their TFLOP/s and their
 #: percentage of the GEMM ceiling (CuPy's cuBLAS 8192^2 of the same dtype, measured in the same run).

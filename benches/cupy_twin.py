@@ -45,6 +45,8 @@ FFT_ROW = "FFT 3-D complex (complex128, 256^3)"
 MATMUL_BIG_N = 8192
 #: Side of the square matrix of the SVD row.
 SVD_N = 1000
+#: Shape of the random row's float64 array (gpukit-bench's `Sizes::random`).
+RANDOM_SHAPE = (10_000, 5_000)
 #: Side of the square float64 matrix of the transpose-copy row.
 TRANSPOSE_N = 8192
 #: Shape of the axis-reduction rows' matrix (gpu.rs's `Sizes::axes`).
@@ -697,6 +699,10 @@ def run_all(warmup: int, reps: int, only: str | None, emit):
     if wants(name):
         run_svd(cp, np, bracket, warmup, reps, name, emit)
 
+    name = "random (float64, 10000x5000)"
+    if wants(name):
+        run_random(cp, np, bracket, warmup, reps, name, emit)
+
     if any(wants(x) for x in SORT_NAMES):
         run_sort(cp, np, bracket, checker, warmup, reps, wants, emit)
     if wants(FFT_ROW):
@@ -884,6 +890,38 @@ def svd_normwise_errors(a, u, s, vt):
     rec = np.linalg.norm((u * s[None, :]) @ vt - a) / np.linalg.norm(a)
     return [float(rec), float(np.linalg.norm(u.T @ u - eye) / math.sqrt(n)),
             float(np.linalg.norm(vt @ vt.T - eye) / math.sqrt(n))]
+
+
+def check_uniform(values) -> dict:
+    """One output of the random row on the host (random_row.rs's check_uniform): every element in
+    [0, 1) (NaN fails), then the mean and the standard deviation within 1e-3 of 1/2 and 1/sqrt(12)
+    as two more elements."""
+    import numpy as np
+    v = np.asarray(values, dtype=np.float64).ravel()
+    bad = ~((v >= 0.0) & (v < 1.0))
+    n = v.size
+    mean = float(v.mean()) if n else math.nan
+    std = float(v.std()) if n else math.nan
+    errs = [abs(mean - 0.5), abs(std - math.sqrt(1.0 / 12.0))]
+    tol = max(1e-3, 4.0 / math.sqrt(max(n, 1)))  # small arrays (tests): 4/sqrt(n)
+    moments_bad = sum(1 for e in errs if not e <= tol)
+    first = int(np.argmax(bad)) if bad.any() else (n if moments_bad else None)
+    return outcome(n + 2, n + 2, int(bad.sum()) + moments_bad, first,
+                   max((e if e == e else math.inf) for e in errs))
+
+
+def run_random(cp, np, bracket, warmup, reps, name, emit):
+    """`cp.random.random(RANDOM_SHAPE)` (float64, cuRAND's XORWOW), a new array each call."""
+    shape = RANDOM_SHAPE
+    check = summary(cp.random.random(shape))
+    m = measure(cp, bracket, warmup, reps,
+                "every element in [0, 1) on the host (output poisoned with NaN first), and the mean and "
+                "standard deviation within 1e-3 of 1/2 and 1/sqrt(12)",
+                lambda: cp.random.random(shape), lambda a: check_uniform(a.get()),
+                setup=lambda: poison_pool(cp, shape, cp.float64, np.nan, POOL_POISON))
+    emit(row(name, m, bracket.how(), check, shape[0] * shape[1] * 8, "w",
+             note="cp.random.random (cuRAND XORWOW) against gpukit's default_rng(..).uniform (cuRAND "
+                  "Philox): different streams, each output checked for its range and moments"))
 
 
 def check_svd(res, a_host, s_ref) -> dict:

@@ -133,7 +133,10 @@ class _RandomState:
         return _wrap(self.rs.standard_normal(shape).astype(dtype))
 
 
-random = types.SimpleNamespace(RandomState=_RandomState)
+random = types.SimpleNamespace(
+    RandomState=_RandomState,
+    random=lambda shape, dtype=float64: _wrap(np.random.default_rng(0).random(shape).astype(dtype)),
+)
 
 
 # --- cuda ------------------------------------------------------------------------------------

@@ -99,7 +99,8 @@ class UnderFakeCupy(unittest.TestCase):
     #: gpukit-bench's DRY sizes, so the summaries can be compared with its dry run
     SIZES = {"N": 1 << 14, "LESSON5_SHAPE": (10, 20, 30), "FIZZBUZZ_N": 3000, "BLUR_SHAPE": (40, 24, 4),
              "LAUNCHES": 20, "GEMM_N": 64, "MATMUL_N": 37, "MATMUL_BIG_N": 41, "SVD_N": 24, "TRANSPOSE_N": 45, "GIB": 1 << 16,
-             "SORT_SHAPE": (7, 300), "FFT_SIDE": 6, "AXES_SHAPE": (37, 23)}
+             "SORT_SHAPE": (7, 300), "FFT_SIDE": 6, "AXES_SHAPE": (37, 23),
+             "RANDOM_SHAPE": (37, 29)}
 
     def setUp(self):
         import fake_cupy
@@ -132,7 +133,7 @@ class UnderFakeCupy(unittest.TestCase):
     def test_every_row_is_timed_and_checked_in_full(self):
         rows = self.rows()
         names = [r["name"] for r in rows]
-        self.assertEqual(len(rows), 35, names)
+        self.assertEqual(len(rows), 36, names)
         for r in rows:
             json.dumps(r)
             self.assertEqual(r["side"], "cupy")
@@ -304,7 +305,7 @@ class UnderFakeCupy(unittest.TestCase):
         # the same rows as a second side that agrees: every row rated, every check ok
         twin = [dict(r, side="gpukit") for r in rows]
         res = benchlib.collect(rows + twin, {"device": "NVIDIA H100 80GB HBM3"}, {})
-        self.assertEqual(len(res["rows"]), 34)
+        self.assertEqual(len(res["rows"]), 35)
         for r in res["rows"]:
             self.assertTrue(r["check_ok"], r["name"])
             self.assertEqual(r["ratio"], 1.0, r["name"])

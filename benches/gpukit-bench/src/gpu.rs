@@ -39,6 +39,8 @@ pub struct Sizes {
     pub svd: usize,
     /// Side of the square float64 matrix of the transpose-copy row.
     pub transpose: usize,
+    /// Shape of the random row's float64 array (lab 5.1's random matrix).
+    pub random: (usize, usize),
 }
 
 /// The sizes of the recorded benchmarks.
@@ -55,6 +57,7 @@ pub const FULL: Sizes = Sizes {
     matmul_big: 8192,
     svd: 1000,
     transpose: 8192,
+    random: (10_000, 5_000),
 };
 
 /// Tiny sizes for the dry run on the CPU backend (checks the harness, times nothing useful).
@@ -71,6 +74,7 @@ pub const DRY: Sizes = Sizes {
     matmul_big: 41,
     svd: 24,
     transpose: 45,
+    random: (37, 29),
 };
 
 /// One result line.
@@ -800,6 +804,11 @@ pub fn run_all(
         emit(crate::svd_row::svd_row(t, name, z.svd, w, r)?);
     }
 
+    let name = "random (float64, 10000x5000)";
+    if opts.wants(name) {
+        emit(crate::random_row::random_row(t, name, z.random, w, r)?);
+    }
+
     let name = "transpose copy (float64, 8192^2)";
     if opts.wants(name) {
         emit(transpose_row(t, checker, name, z.transpose, w, r)?);
@@ -1306,7 +1315,7 @@ mod tests {
         .unwrap();
         let names: Vec<&str> = rows.iter().map(|r| r.name).collect();
         // all but the two rows of the raw-CUDA empty kernel (plain launches, and in a graph)
-        assert_eq!(rows.len(), 31, "{names:?}");
+        assert_eq!(rows.len(), 32, "{names:?}");
         for row in &rows {
             let j = row.json("gpukit").render();
             assert!(j.contains("\"verify\":"), "{j}");

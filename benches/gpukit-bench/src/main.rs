@@ -25,6 +25,7 @@ mod first_launch;
 mod gpu;
 mod json;
 mod kernels;
+mod random_row;
 mod rawcuda;
 mod sort_rows;
 mod svd_row;
