@@ -120,7 +120,8 @@ mkdir -p "$NB/src"
   echo 'publish = false'
   echo
   echo '[dependencies]'
-  echo "gpukit = { path = \"$ROOT/crates/gpukit\" }"
+  # with the optional features lessons turn on (`%features linalg`), so their crates are vendored
+  echo "gpukit = { path = \"$ROOT/crates/gpukit\", features = [\"linalg\", \"candle\"] }"
   echo "gpukit-macros = { path = \"$ROOT/crates/gpukit-macros\" }"
   cargo metadata --no-deps --format-version 1 >"$B/metadata.json"
   { "$PY" "$HERE/stagelib.py" deps "$ROOT"; "$PY" "$HERE/stagelib.py" devdeps "$B/metadata.json" gpukit gpukit-macros; } \

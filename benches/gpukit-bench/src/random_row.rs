@@ -8,7 +8,7 @@
 //! standard deviation within 1e-3 of 1/√12 (50 million samples: both errors are below 1e-4 for a
 //! uniform generator; small arrays get a tolerance of 4/√n).
 
-use crate::gpu::{poison_pool, summary_of, Row, POOL_POISON};
+use crate::gpu::{poison_pool, Row, POOL_POISON};
 use crate::timing::{measure, Timer};
 use crate::verify::Outcome;
 use gpukit::prelude::*;
@@ -27,7 +27,11 @@ pub fn check_uniform(values: &[f64]) -> Outcome {
     let mismatches = values.par_iter().filter(|&&v| bad(v)).count();
     let first_bad = values.iter().position(|&v| bad(v)).map(|i| i as u64);
     let mean = values.par_iter().sum::<f64>() / n.max(1) as f64;
-    let var = values.par_iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n.max(1) as f64;
+    let var = values
+        .par_iter()
+        .map(|v| (v - mean) * (v - mean))
+        .sum::<f64>()
+        / n.max(1) as f64;
     let errs = [
         (mean - 0.5).abs(),
         (var.sqrt() - (1.0f64 / 12.0).sqrt()).abs(),
@@ -39,8 +43,31 @@ pub fn check_uniform(values: &[f64]) -> Outcome {
         elements: n as u64 + 2,
         mismatches: (mismatches + moments_bad) as u64,
         first_bad: first_bad.or((moments_bad > 0).then_some(n as u64)),
-        max_rel_err: errs.iter().fold(0.0, |m, e| if e.is_nan() { f64::INFINITY } else { m.max(*e) }),
+        max_rel_err: errs.iter().fold(
+            0.0,
+            |m, e| if e.is_nan() { f64::INFINITY } else { m.max(*e) },
+        ),
     }
+}
+
+/// The summary both sides report (they draw different streams, so not `[sum, first, middle,
+/// last]`): the mean and the standard deviation rounded to two decimals (0.5 and 0.29 for any
+/// uniform generator at this size) and the fraction of elements in `[0, 1)`.
+pub fn random_summary(values: &[f64]) -> Vec<f64> {
+    let n = values.len().max(1) as f64;
+    let mean = values.par_iter().sum::<f64>() / n;
+    let var = values
+        .par_iter()
+        .map(|v| (v - mean) * (v - mean))
+        .sum::<f64>()
+        / n;
+    let inside = values
+        .par_iter()
+        .filter(|v| (0.0..1.0).contains(*v))
+        .count() as f64
+        / n;
+    let round2 = |x: f64| (x * 100.0).round() / 100.0;
+    vec![round2(mean), round2(var.sqrt()), inside]
 }
 
 /// The row `name` for a `rows`×`cols` float64 array.
@@ -53,7 +80,7 @@ pub fn random_row(
 ) -> Result<Row> {
     let mut rng = gpukit::random::default_rng(2024);
     let first = rng.uniform(0.0f64, 1.0, (rows, cols))?.to_vec()?;
-    let check = summary_of(&first);
+    let check = random_summary(&first);
     drop(first);
     let span = t.how();
     let m = measure(
@@ -86,13 +113,18 @@ mod tests {
     #[test]
     fn the_check_passes_uniform_samples_and_fails_the_rest() {
         let n = 200_000;
-        let good: Vec<f64> = (0..n).map(|i| ((i as u64 * 2654435761) % n as u64) as f64 / n as f64).collect();
+        let good: Vec<f64> = (0..n)
+            .map(|i| ((i as u64 * 2654435761) % n as u64) as f64 / n as f64)
+            .collect();
         assert!(check_uniform(&good).ok());
         let mut nan = good.clone();
         nan[17] = f64::NAN;
         let o = check_uniform(&nan);
         assert!(!o.ok() && o.first_bad == Some(17));
-        let one: Vec<f64> = good.iter().map(|v| if *v > 0.99 { 1.0 } else { *v }).collect();
+        let one: Vec<f64> = good
+            .iter()
+            .map(|v| if *v > 0.99 { 1.0 } else { *v })
+            .collect();
         assert!(!check_uniform(&one).ok(), "1.0 is outside [0, 1)");
         let skewed: Vec<f64> = good.iter().map(|v| v * v).collect();
         let o = check_uniform(&skewed);

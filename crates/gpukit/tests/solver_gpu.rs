@@ -217,7 +217,13 @@ fn svd_on_the_gpu_reconstructs_and_matches_the_cpu() {
                 let sb = &s[b * k..(b + 1) * k];
                 assert!(sb.windows(2).all(|w| w[0] >= w[1]) && sb.iter().all(|&x| x >= 0.0));
             }
-            assert_eq!(host(&linalg::svdvals(&g).unwrap()), s, "{what}: svdvals");
+            // cuSOLVER's values-only run (job 'N') may round the last bit differently
+            close(
+                &host(&linalg::svdvals(&g).unwrap()),
+                &s,
+                1e-13,
+                &format!("{what}: svdvals"),
+            );
             if compare {
                 let rc = linalg::svd(&c, full).unwrap();
                 assert_eq!(r.u.shape(), rc.u.shape(), "{what}");

@@ -29,7 +29,9 @@ pub fn lower(args: &str, ctx: Context) -> Result<Step, MagicError> {
 
 /// Whether `name` is spelled like a cargo feature.
 fn is_feature_name(name: &str) -> bool {
-    name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+    name.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric())
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
