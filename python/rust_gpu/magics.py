@@ -29,6 +29,7 @@ KERNEL_LINE_MAGICS = {
     "source": "%source [--full] NAME: the CUDA C++ source of a kernel (--full: with gpukit's prelude)",
     "doc": "%doc NAME: the documentation of a Rust item (e.g. %doc Vec::new)",
     "features": "%features NAME...: turn on optional gpukit features for the Rust session (e.g. linalg)",
+    "crate": "%crate NAME [FEATURE...]: load a crate that ships beside gpukit (e.g. gpukit-frame)",
     "lsmagic": "list the evcxr_gpu kernel's magics",
 }
 #: Cell magics of the evcxr_gpu kernel (``CELL_MAGICS`` in crates/evcxr_gpu/src/magics/mod.rs).

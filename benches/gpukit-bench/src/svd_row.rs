@@ -1,5 +1,5 @@
 //! The SVD row: `gpukit::linalg::svd(&a, true)` of an `n x n` float64 matrix (cuSOLVER's
-//! `gesvd` on a GPU; NumPy's default `full_matrices=True`), beside CuPy's `cp.linalg.svd(a)`
+//! `gesvdj` on a GPU; NumPy's default `full_matrices=True`), beside CuPy's `cp.linalg.svd(a)`
 //! (benches/cupy_twin.py, `run_svd`): the same input, span and checks.
 //!
 //! Every timed call's `(u, s, vt)` is checked on the host: the singular values element by
@@ -139,7 +139,7 @@ pub fn svd_row(
         check,
         ((3 * n * n + n) * 8) as f64,
         "rw",
-        "cuSOLVER gesvd, full_matrices (NumPy's default) on both sides; compute-bound, so the \
+        "cuSOLVER gesvdj (gpukit) and gesvd (CuPy), full_matrices (NumPy's default); compute-bound, so the \
          rate is not a fraction of any memory ceiling; check = [sum, first, middle, last] of s",
     ))
 }

@@ -186,6 +186,7 @@ mod tests {
                 Step::Reflect { .. } => "reflect",
                 Step::Doc(_) => "doc",
                 Step::Features(_) => "features",
+                Step::Crate { .. } => "crate",
             })
             .collect()
     }

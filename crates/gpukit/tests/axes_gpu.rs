@@ -45,6 +45,10 @@ fn shapes(rng: &mut Lcg) -> Vec<Vec<usize>> {
         vec![50_000, 40],
         vec![40, 3, 20_000],
         vec![7, 33, 65],
+        // Long rows, enough of them for the fused variance (`var_rows`), and a width that is
+        // no multiple of the column layout's 128 threads.
+        vec![300, 2_500],
+        vec![2_049, 130],
     ];
     for _ in 0..8 {
         let nd = 1 + rng.below(4) as usize;

@@ -5,6 +5,7 @@
 //! user's process, so the same gpukit calls run with or without the magic; the others (`%lsmagic`,
 //! `!cmd`) are carried out by the kernel itself.
 
+pub mod crate_dep;
 pub mod cuda;
 pub mod device;
 pub mod doc;
@@ -49,6 +50,13 @@ pub enum Step {
     Doc(String),
     /// `%features NAME...`: the session reloads gpukit with these cargo features turned on.
     Features(Vec<String>),
+    /// `%crate NAME [FEATURE...]`: the session loads a companion crate that lives beside gpukit.
+    Crate {
+        /// The crate's package name (`gpukit-frame`).
+        name: String,
+        /// Its cargo features to turn on.
+        features: Vec<String>,
+    },
     /// `%ptx`/`%source` of kernel `name`: `code` prints it, unless `name` is a `%%cuda` kernel
     /// that was not compiled because there is no GPU.
     Reflect {
@@ -125,6 +133,10 @@ pub const LINE_MAGICS: &[(&str, &str)] = &[
         "features",
         "%features NAME...: turn on optional gpukit features for the session (e.g. linalg)",
     ),
+    (
+        "crate",
+        "%crate NAME [FEATURE...]: load a crate that ships beside gpukit (e.g. gpukit-frame)",
+    ),
     ("lsmagic", "list the magics"),
 ];
 
@@ -180,6 +192,7 @@ pub fn lower_line(name: &str, args: &str, ctx: Context) -> Result<Step, MagicErr
         "source" => source::lower(args, ctx),
         "doc" => doc::lower(args),
         "features" => features::lower(args, ctx),
+        "crate" => crate_dep::lower(args, ctx),
         "lsmagic" => lsmagic::lower(args),
         _ if CELL_MAGICS.iter().any(|(n, _)| *n == name) => Err(MagicError(format!(
             "%{name} is a cell magic: write %%{name} on the first line of the cell"

@@ -257,6 +257,27 @@ impl Worker {
         Ok(None)
     }
 
+    /// `%crate`: loads the companion crate `name` from beside gpukit (cargo builds it and what
+    /// it adds once; evcxr's cache keeps it for later sessions) and imports its prelude.
+    fn load_crate(
+        &mut self,
+        name: &str,
+        features: &[String],
+        input: &Option<InputFn>,
+    ) -> Result<Option<(Media, bool)>, CellError> {
+        let Some(path) = self.gpukit_path.clone() else {
+            return Err(CellError::simple(
+                "MagicError",
+                "%crate: this session did not load gpukit (EVCXR_GPU_GPUKIT=none)",
+            ));
+        };
+        let code = crate::magics::crate_dep::commands(&path, name, features)
+            .map_err(|e| CellError::simple("MagicError", &e))?;
+        self.eval(&code, input)?;
+        self.publisher.stdout(&format!("loaded {name}\n"));
+        Ok(None)
+    }
+
     fn load(&mut self, config: &Config) {
         let Ok(ctx) = &mut self.ctx else { return };
         if config.cache_mib > 0 {
@@ -404,6 +425,7 @@ impl Worker {
                 } => self.cuda(&code, &kernels, &module_var, &source, &input),
                 Step::Reflect { magic, name, code } => self.reflect(magic, &name, &code, &input),
                 Step::Features(names) => self.features(&names, &input),
+                Step::Crate { name, features } => self.load_crate(&name, &features, &input),
                 Step::Doc(name) => match self.hover(&name, name.len()) {
                     Some((plain, html)) => {
                         outcome.pages.push(

@@ -436,13 +436,13 @@ fn named_const(c: &NamedConst) -> (String, u8) {
         if f32s {
             (format!("__int_as_float({bits32})"), PRIMARY)
         } else {
-            (format!("__longlong_as_double({bits64}ll)"), PRIMARY)
+            (format!("__longlong_as_double({bits64})"), PRIMARY)
         }
     };
     let v: f64 = match c.name.as_str() {
-        "INFINITY" => return special("0x7f800000", "0x7ff0000000000000"),
+        "INFINITY" => return special("0x7f800000", "0x7ff0000000000000ll"),
         "NEG_INFINITY" => return special("(int)0xff800000", "(long long)0xfff0000000000000ull"),
-        "NAN" => return special("0x7fc00000", "0x7ff8000000000000"),
+        "NAN" => return special("0x7fc00000", "0x7ff8000000000000ll"),
         "MIN" if f32s => f32::MIN as f64,
         "MAX" if f32s => f32::MAX as f64,
         "EPSILON" if f32s => f32::EPSILON as f64,

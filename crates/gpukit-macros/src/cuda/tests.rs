@@ -235,8 +235,8 @@ fn shadowing_and_cpp_keywords_get_unique_names() {
 #[test]
 fn named_constants() {
     check(
-        "fn k(a: &mut [f64], b: &mut [i32], c: &mut [f32]) { a[0] = f64::INFINITY; a[1] = std::f64::consts::E; b[0] = i32::MIN; b[1] = i32::MAX; c[0] = f32::NAN; c[1] = f32::NEG_INFINITY; }",
-        &["__longlong_as_double(0x7ff0000000000000ll)", "2.718281828459045e0", "(-2147483647 - 1)", "2147483647", "__int_as_float(0x7fc00000)"],
+        "fn k(a: &mut [f64], b: &mut [i32], c: &mut [f32]) { a[0] = f64::INFINITY; a[1] = std::f64::consts::E; b[0] = i32::MIN; b[1] = i32::MAX; c[0] = f32::NAN; c[1] = f32::NEG_INFINITY; a[2] = f64::NEG_INFINITY; a[3] = f64::NAN; }",
+        &["__longlong_as_double(0x7ff0000000000000ll)", "2.718281828459045e0", "(-2147483647 - 1)", "2147483647", "__int_as_float(0x7fc00000)", "__longlong_as_double((long long)0xfff0000000000000ull)", "__longlong_as_double(0x7ff8000000000000ll)"],
     );
 }
 

@@ -485,18 +485,19 @@ impl<T: Float> Array<T> {
     /// squared deviations) as NumPy does.
     pub fn var_axis(&self, axis: impl IntoAxis, ddof: usize) -> Result<Array<T>> {
         let s = self.axis_split(axis, "var")?;
-        self.var_split(&s, ddof)
+        self.var_split(&s, ddof, false)
     }
 
     /// Standard deviation along `axis` with `ddof` delta degrees of freedom (the square root
     /// of [`Array::var_axis`]).
     pub fn std_axis(&self, axis: impl IntoAxis, ddof: usize) -> Result<Array<T>> {
-        self.var_axis(axis, ddof)?.sqrt()
+        let s = self.axis_split(axis, "std")?;
+        self.var_split(&s, ddof, true)
     }
 
     /// Variance of all elements with `ddof` delta degrees of freedom (NaN for an empty array).
     pub fn var(&self, ddof: usize) -> Result<T> {
-        self.var_split(&self.flat_split(), ddof)?.item()
+        self.var_split(&self.flat_split(), ddof, false)?.item()
     }
 
     /// Standard deviation of all elements with `ddof` delta degrees of freedom.
@@ -504,7 +505,25 @@ impl<T: Float> Array<T> {
         Ok(self.var(ddof)?.elem_sqrt())
     }
 
-    fn var_split(&self, s: &Split, ddof: usize) -> Result<Array<T>> {
+    /// The variance along the split's axis (its square root with `root`). Long rows of a GPU
+    /// array, enough of them to fill the GPU, take one fused launch
+    /// (`kernels::axes::var_rows`); everything else takes the passes below.
+    fn var_split(&self, s: &Split, ddof: usize, root: bool) -> Result<Array<T>> {
+        let dof = (s.len as f64 - ddof as f64).max(0.0);
+        if let Storage::Cuda { backend, slice } = self.storage() {
+            let enough_rows = s.outer >= 2 * backend.properties().multiprocessors.max(1) as usize;
+            if s.inner == 1 && s.len >= kernels::BLOCK_ROWS_MIN && enough_rows {
+                self.storage().ensure_usable()?;
+                let out = kernels::var_rows(backend, slice, (s.outer, s.len), dof, root)?;
+                return Array::from_storage(
+                    s.reduced.clone(),
+                    Storage::Cuda {
+                        backend: backend.clone(),
+                        slice: out,
+                    },
+                );
+            }
+        }
         let flat = Split {
             reduced: vec![s.outer * s.inner],
             ..s.clone()
@@ -525,8 +544,10 @@ impl<T: Float> Array<T> {
                 |a: T, b| a.elem_add(b),
             )
         })?;
-        let dof = (s.len as f64 - ddof as f64).max(0.0);
         dev.div_in_place(T::from_f64(dof))?;
+        if root {
+            dev = dev.sqrt()?;
+        }
         Ok(dev)
     }
 

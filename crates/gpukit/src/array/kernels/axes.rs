@@ -2,19 +2,27 @@
 //! `(outer, len, inner)` in C order and each output `(o, k)` folds the `len` elements
 //! `in[(o * len + j) * inner + k]`.
 //!
-//! Two layouts, so that loads are coalesced either way:
-//! - *rows* (`inner == 1`, the last axis): one warp per row (segment), its lanes striding along
-//!   the contiguous row, combined with warp shuffles;
-//! - *columns* (`inner > 1`, a leading axis): blocks of 32 x 8 threads, the 32 lanes of a warp on
-//!   32 neighbouring columns (one 256-byte load of `f64` per warp and row), the 8 warps on
-//!   interleaved rows, combined through shared memory.
+//! Three layouts, so that loads are coalesced and the GPU is filled either way:
+//! - *warp rows* (`inner == 1`, the last axis, rows shorter than [`BLOCK_ROWS_MIN`]): one warp
+//!   per row (segment), its lanes striding along the contiguous row, combined with warp shuffles;
+//! - *block rows* (`inner == 1`, long rows): one block of [`BLOCK_ROW_THREADS`] per row
+//!   (segment), four loads in flight per thread, combined with shuffles and shared memory
+//!   (measured on an H100: a warp per row left a fifth of the GPU idle in the last wave of a
+//!   10 000-row array);
+//! - *columns* (`inner > 1`, a leading axis): one thread per column running down its rows, the
+//!   [`COL_THREADS`] threads of a block on neighbouring columns (one contiguous load per row), and
+//!   the axis cut into enough segments (the grid's y) to keep about 1024 threads per
+//!   multiprocessor loading.
 //!
-//! When there are too few rows or columns to fill the GPU, the axis is cut into `chunks` segments
-//! (rows: one warp per (row, segment); columns: the grid's y): a first launch writes one partial
-//! per segment (`(outer, chunks, inner)`) and a second launch of the same layout reduces those.
-//! With few columns (`inner` well below 32) most lanes of the column layout idle: correct, not
-//! fast. Scans (cumsum) take the same cut: the
-//! segments' sums, scanned, are each segment's starting carry.
+//! When there are too few rows or columns to fill the GPU, the axis is cut into `chunks` segments:
+//! a first launch writes one partial per segment (`(outer, chunks, inner)`) and a second launch
+//! reduces those. Scans (cumsum) take the same cut: the segments' sums, scanned, are each
+//! segment's starting carry.
+//!
+//! `var_rows` fuses a variance along long rows into one launch: each block sums its row, then
+//! reads the row again (from L2: a block's row was just loaded) for the squared deviations from
+//! the mean, divides and optionally takes the square root — NumPy's two passes, one trip through
+//! memory.
 //!
 //! Arg-reductions carry (value, index) pairs ordered by (NaN first, value, index), a total order:
 //! the result is the first occurrence whatever the order of combination, as NumPy's.
@@ -30,10 +38,61 @@ use crate::kernel::cuda::{launch_values, PerDevice};
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use std::sync::{Arc, OnceLock};
 
-/// Warps (rows) per block of the row layout, and rows of a block of the column layout.
+/// Warps (rows) per block of the warp-rows layout.
 const WARPS: u32 = THREADS / 32;
-/// Blocks per multiprocessor a launch aims at before it cuts the axis into segments.
-const BLOCKS_PER_SM: usize = 8;
+/// Threads per block of the block-rows layout and of `var_rows`.
+pub(crate) const BLOCK_ROW_THREADS: u32 = 512;
+/// Rows at least this long take the block-rows layout.
+pub(crate) const BLOCK_ROWS_MIN: usize = 2048;
+/// Threads per block of the column layout (one per column).
+const COL_THREADS: u32 = 128;
+/// Threads per multiprocessor a launch aims at before it cuts the axis into segments: all it can
+/// hold for rows, half for columns (more segments only add partials; measured on an H100).
+const ROW_THREADS_PER_SM: usize = 2048;
+const COL_THREADS_PER_SM: usize = 1024;
+
+/// How a launch maps the `(outer, len, inner)` view onto threads (see the module doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    WarpRows,
+    BlockRows,
+    Cols,
+}
+
+impl Layout {
+    /// The layout for an axis of `len` with `inner` elements after it.
+    fn of(len: usize, inner: usize) -> Layout {
+        if inner > 1 {
+            Layout::Cols
+        } else if len >= BLOCK_ROWS_MIN {
+            Layout::BlockRows
+        } else {
+            Layout::WarpRows
+        }
+    }
+
+    /// Threads one segment of every result occupies, and the threads per multiprocessor the
+    /// launch aims at.
+    fn threads(self, outer: usize, inner: usize) -> (usize, usize) {
+        match self {
+            Layout::WarpRows => (outer * 32, ROW_THREADS_PER_SM),
+            Layout::BlockRows => (outer * BLOCK_ROW_THREADS as usize, ROW_THREADS_PER_SM),
+            Layout::Cols => (
+                outer * inner.div_ceil(COL_THREADS as usize) * COL_THREADS as usize,
+                COL_THREADS_PER_SM,
+            ),
+        }
+    }
+
+    /// The fewest elements a segment keeps (fewer would spend more on partials than on loads).
+    fn min_per_chunk(self) -> usize {
+        match self {
+            Layout::WarpRows => 2048,
+            Layout::BlockRows => 4 * BLOCK_ROW_THREADS as usize,
+            Layout::Cols => 256,
+        }
+    }
+}
 
 /// The templates shared by every element type's module.
 const TEMPLATES: &str = r#"
@@ -118,45 +177,131 @@ __device__ __forceinline__ void gk_ax_rows(const In* in, const gk_i64* in_idx, g
         if constexpr (Op::ARG) { out_idx[w] = ia; }
     } }
 
-/* Columns: block x covers 32 columns of one outer index, its 8 warps interleaved rows of
-   segment blockIdx.y (of `chunks`); writes out[(o * chunks + y) * inner + k]. */
+/* Folds every thread's (acc, ia) of the block into thread 0's: warp shuffles, then the warps'
+   results through shared memory (sv, si: 32 slots). */
+template<typename Op>
+__device__ __forceinline__ void gk_ax_block(typename Op::Acc& acc, gk_i64& ia, typename Op::Acc* sv, gk_i64* si) {
+    typedef typename Op::Acc A;
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    #pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        const A v = gk_shfl_down(acc, off);
+        gk_i64 iv = 0;
+        if constexpr (Op::ARG) { iv = gk_shfl_down(ia, off); }
+        Op::comb(acc, ia, v, iv);
+    }
+    if (lane == 0) { sv[warp] = acc; si[warp] = ia; }
+    __syncthreads();
+    if (warp == 0) {
+        acc = lane < nw ? sv[lane] : Op::init();
+        ia = lane < nw ? si[lane] : -1;
+        #pragma unroll
+        for (int off = 16; off > 0; off >>= 1) {
+            const A v = gk_shfl_down(acc, off);
+            gk_i64 iv = 0;
+            if constexpr (Op::ARG) { iv = gk_shfl_down(ia, off); }
+            Op::comb(acc, ia, v, iv);
+        }
+    } }
+
+/* Block rows: block b reduces segment b % chunks of row b / chunks with all its threads, four
+   loads in flight each; writes out[b]. First pass only. */
+#define GK_AX_B 4
+template<typename Op, typename In>
+__device__ __forceinline__ void gk_ax_brows(const In* in, gk_u64 outer, gk_u64 len, gk_u64 chunk,
+        gk_u64 chunks, typename Op::Acc* out, gk_i64* out_idx, const typename Op::Acc* center) {
+    typedef typename Op::Acc A;
+    __shared__ A sv[32];
+    __shared__ gk_i64 si[32];
+    const gk_u64 b = blockIdx.x;
+    if (b >= outer * chunks) { return; }  /* the whole block leaves together */
+    const gk_u64 row = b / chunks, c = b % chunks, j0 = c * chunk;
+    const gk_u64 j1 = j0 + chunk < len ? j0 + chunk : len;
+    const In* p = in + row * len;
+    A cv = A();
+    if (center != nullptr) { cv = center[row]; }
+    A acc = Op::init(); gk_i64 ia = -1;
+    const gk_u64 step = blockDim.x;
+    for (gk_u64 j = j0 + threadIdx.x; j < j1; j += step * GK_AX_B) {
+        In x[GK_AX_B];
+        #pragma unroll
+        for (int u = 0; u < GK_AX_B; ++u) { const gk_u64 jj = j + step * u; if (jj < j1) { x[u] = p[jj]; } }
+        #pragma unroll
+        for (int u = 0; u < GK_AX_B; ++u) {
+            const gk_u64 jj = j + step * u;
+            if (jj < j1) { gk_ax_take<Op, true>(acc, ia, x[u], cv, jj, nullptr, 0); }
+        }
+    }
+    gk_ax_block<Op>(acc, ia, sv, si);
+    if (threadIdx.x == 0) {
+        out[b] = acc;
+        if constexpr (Op::ARG) { out_idx[b] = ia; }
+    } }
+
+/* Columns: thread (block x, thread x) owns column k of outer index o and runs down the rows of
+   segment blockIdx.y (of `chunks`), eight loads in flight; writes out[(o * chunks + y) * inner + k]. */
 template<typename Op, bool FIRST, typename In>
 __device__ __forceinline__ void gk_ax_cols(const In* in, const gk_i64* in_idx, gk_u64 outer, gk_u64 len,
         gk_u64 inner, gk_u64 chunk, gk_u64 chunks, typename Op::Acc* out, gk_i64* out_idx, const typename Op::Acc* center) {
     typedef typename Op::Acc A;
-    __shared__ A sv[8][33];
-    __shared__ gk_i64 si[8][33];
-    const gk_u64 tiles = (inner + 31) / 32;
+    const gk_u64 tiles = (inner + blockDim.x - 1) / blockDim.x;
     const gk_u64 o = blockIdx.x / tiles;
-    const gk_u64 k = (blockIdx.x % tiles) * 32 + threadIdx.x;
+    const gk_u64 k = (blockIdx.x % tiles) * blockDim.x + threadIdx.x;
+    if (k >= inner || o >= outer) { return; }
     const gk_u64 c = blockIdx.y, j0 = c * chunk;
     const gk_u64 j1 = j0 + chunk < len ? j0 + chunk : len;
+    A cv = A();
+    if constexpr (FIRST) { if (center != nullptr) { cv = center[o * inner + k]; } }
+    const In* p = in + o * len * inner + k;
     A acc = Op::init(); gk_i64 ia = -1;
-    if (k < inner && o < outer) {
-        A cv = A();
-        if constexpr (FIRST) { if (center != nullptr) { cv = center[o * inner + k]; } }
-        const In* p = in + o * len * inner + k;
-        for (gk_u64 j = j0 + threadIdx.y; j < j1; j += 8 * GK_AX_U) {
-            In x[GK_AX_U];
-            #pragma unroll
-            for (int u = 0; u < GK_AX_U; ++u) { const gk_u64 jj = j + 8u * u; if (jj < j1) { x[u] = p[jj * inner]; } }
-            #pragma unroll
-            for (int u = 0; u < GK_AX_U; ++u) {
-                const gk_u64 jj = j + 8u * u;
-                if (jj < j1) { gk_ax_take<Op, FIRST>(acc, ia, x[u], cv, jj, in_idx, (o * len + jj) * inner + k); }
-            }
+    for (gk_u64 j = j0; j < j1; j += GK_AX_U) {
+        In x[GK_AX_U];
+        #pragma unroll
+        for (int u = 0; u < GK_AX_U; ++u) { const gk_u64 jj = j + u; if (jj < j1) { x[u] = p[jj * inner]; } }
+        #pragma unroll
+        for (int u = 0; u < GK_AX_U; ++u) {
+            const gk_u64 jj = j + u;
+            if (jj < j1) { gk_ax_take<Op, FIRST>(acc, ia, x[u], cv, jj, in_idx, (o * len + jj) * inner + k); }
         }
     }
-    sv[threadIdx.y][threadIdx.x] = acc;
-    si[threadIdx.y][threadIdx.x] = ia;
-    __syncthreads();
-    if (threadIdx.y == 0 && k < inner && o < outer) {
+    const gk_u64 q = (o * chunks + c) * inner + k;
+    out[q] = acc;
+    if constexpr (Op::ARG) { out_idx[q] = ia; } }
+
+/* Variance of each long row in one launch (block b: row b): the sum, the mean, the sum of squared
+   deviations from it (the row read again, from L2), divided by `dof`; the square root if `root`. */
+template<typename T>
+__device__ __forceinline__ void gk_var_rows(const T* in, gk_u64 outer, gk_u64 len, T dof, bool root, T* out) {
+    __shared__ T sv[32];
+    __shared__ gk_i64 si[32];
+    __shared__ T mean;
+    const gk_u64 b = blockIdx.x;
+    if (b >= outer) { return; }
+    const T* p = in + b * len;
+    const gk_u64 step = blockDim.x;
+    T acc = (T)0; gk_i64 ia = -1;
+    for (gk_u64 j = threadIdx.x; j < len; j += step * GK_AX_B) {
+        T x[GK_AX_B];
         #pragma unroll
-        for (int y = 1; y < 8; ++y) { Op::comb(acc, ia, sv[y][threadIdx.x], si[y][threadIdx.x]); }
-        const gk_u64 q = (o * chunks + c) * inner + k;
-        out[q] = acc;
-        if constexpr (Op::ARG) { out_idx[q] = ia; }
-    } }
+        for (int u = 0; u < GK_AX_B; ++u) { const gk_u64 jj = j + step * u; x[u] = jj < len ? p[jj] : (T)0; }
+        #pragma unroll
+        for (int u = 0; u < GK_AX_B; ++u) { acc = gk_add(acc, x[u]); }
+    }
+    gk_ax_block<gk_ax_sum<T>>(acc, ia, sv, si);
+    if (threadIdx.x == 0) { mean = acc / (T)len; }
+    __syncthreads();
+    const T m = mean;
+    acc = (T)0;
+    for (gk_u64 j = threadIdx.x; j < len; j += step * GK_AX_B) {
+        T x[GK_AX_B];
+        #pragma unroll
+        for (int u = 0; u < GK_AX_B; ++u) { const gk_u64 jj = j + step * u; x[u] = jj < len ? p[jj] - m : (T)0; }
+        #pragma unroll
+        for (int u = 0; u < GK_AX_B; ++u) { acc = gk_add(acc, x[u] * x[u]); }
+    }
+    __syncthreads();  /* sv is reused */
+    gk_ax_block<gk_ax_sum<T>>(acc, ia, sv, si);
+    if (threadIdx.x == 0) { const T v = acc / dof; out[b] = root ? sqrt(v) : v; } }
 
 /* Inclusive sum scan of rows: block (row, segment y) scans its segment in tiles of blockDim
    elements, starting from the inclusive scan of the segments' sums before it (`sums`,
@@ -217,6 +362,7 @@ pub(crate) fn axes_source(d: DType) -> String {
         let _ = writeln!(
             src,
             "extern \"C\" __global__ void ax1r_{o}(const {t}* in, const gk_i64* ii, gk_u64 outer, gk_u64 len, gk_u64 inner, gk_u64 chunk, gk_u64 chunks, {acc}* out, gk_i64* oi, const {acc}* c) {{ (void)inner; gk_ax_rows<gk_ax_{o}<{t}>, true>(in, ii, outer, len, chunk, chunks, out, oi, c); }}
+extern \"C\" __global__ void ax1b_{o}(const {t}* in, const gk_i64* ii, gk_u64 outer, gk_u64 len, gk_u64 inner, gk_u64 chunk, gk_u64 chunks, {acc}* out, gk_i64* oi, const {acc}* c) {{ (void)ii; (void)inner; gk_ax_brows<gk_ax_{o}<{t}>>(in, outer, len, chunk, chunks, out, oi, c); }}
 extern \"C\" __global__ void ax1c_{o}(const {t}* in, const gk_i64* ii, gk_u64 outer, gk_u64 len, gk_u64 inner, gk_u64 chunk, gk_u64 chunks, {acc}* out, gk_i64* oi, const {acc}* c) {{ gk_ax_cols<gk_ax_{o}<{t}>, true>(in, ii, outer, len, inner, chunk, chunks, out, oi, c); }}
 extern \"C\" __global__ void ax2r_{o}(const {acc}* in, const gk_i64* ii, gk_u64 outer, gk_u64 len, gk_u64 inner, gk_u64 chunk, gk_u64 chunks, {acc}* out, gk_i64* oi, const {acc}* c) {{ (void)inner; gk_ax_rows<gk_ax_{o}<{t}>, false>(in, ii, outer, len, chunk, chunks, out, oi, c); }}
 extern \"C\" __global__ void ax2c_{o}(const {acc}* in, const gk_i64* ii, gk_u64 outer, gk_u64 len, gk_u64 inner, gk_u64 chunk, gk_u64 chunks, {acc}* out, gk_i64* oi, const {acc}* c) {{ gk_ax_cols<gk_ax_{o}<{t}>, false>(in, ii, outer, len, inner, chunk, chunks, out, oi, c); }}"
@@ -227,6 +373,12 @@ extern \"C\" __global__ void ax2c_{o}(const {acc}* in, const gk_i64* ii, gk_u64 
             src,
             "extern \"C\" __global__ void scan_rows(const {t}* in, {t}* out, gk_u64 outer, gk_u64 len, gk_u64 inner, gk_u64 chunk, const {t}* sums) {{ (void)outer; (void)inner; gk_scan_rows<{t}>(in, out, len, chunk, sums); }}
 extern \"C\" __global__ void scan_cols(const {t}* in, {t}* out, gk_u64 outer, gk_u64 len, gk_u64 inner, gk_u64 chunk, const {t}* sums) {{ gk_scan_cols<{t}>(in, out, outer, len, inner, chunk, sums); }}"
+        );
+    }
+    if d.is_float() {
+        let _ = writeln!(
+            src,
+            "extern \"C\" __global__ void var_rows(const {t}* in, gk_u64 outer, gk_u64 len, double dof, gk_u64 root, {t}* out) {{ gk_var_rows<{t}>(in, outer, len, ({t})dof, root != 0, out); }}"
         );
     }
     src
@@ -280,17 +432,17 @@ fn addr_mut<T>(backend: &CudaBackend, s: &mut CudaSlice<T>) -> u64 {
     s.device_ptr_mut(backend.stream()).0
 }
 
-/// How an axis of `len` elements is cut into segments: `(chunks, chunk)`, so that `base`
-/// blocks times `chunks` fill the GPU, each segment holding at least `min_per_chunk` elements.
+/// How an axis of `len` elements is cut into segments for `layout`: `(chunks, chunk)`, so that
+/// the launch fills the GPU with threads, each segment holding at least the layout's minimum.
 fn segments(
     backend: &CudaBackend,
-    base: usize,
-    len: usize,
-    min_per_chunk: usize,
+    layout: Layout,
+    (outer, len, inner): (usize, usize, usize),
 ) -> (usize, usize) {
-    let target = backend.properties().multiprocessors.max(1) as usize * BLOCKS_PER_SM;
-    let most = len.div_ceil(min_per_chunk).clamp(1, 65_535);
-    let chunks = (target / base.max(1)).clamp(1, most);
+    let (per_segment, per_sm) = layout.threads(outer, inner);
+    let target = backend.properties().multiprocessors.max(1) as usize * per_sm;
+    let most = len.div_ceil(layout.min_per_chunk()).clamp(1, 65_535);
+    let chunks = (target / per_segment.max(1)).clamp(1, most);
     let chunk = len.div_ceil(chunks).max(1);
     (len.div_ceil(chunk).max(1), chunk)
 }
@@ -304,27 +456,42 @@ fn grid_dim(n: usize, what: &str) -> Result<u32> {
 }
 
 /// Queues one launch of the reduction kernel of `pass` (`1`: from elements, `2`: from
-/// partials) over `(outer, len, inner)` cut into `chunks` segments of `chunk`; `ptrs` are the
-/// input, its indices (pass 2 of an arg-reduction), the output, its indices and the centre.
+/// partials; block rows only for pass 1) in `layout` over `(outer, len, inner)` cut into `chunks`
+/// segments of `chunk`; `ptrs` are the input, its indices (pass 2 of an arg-reduction), the
+/// output, its indices and the centre.
 fn launch_reduce(
     backend: &CudaBackend,
-    (d, op, pass): (DType, AxisOp, u8),
+    (d, op, pass, layout): (DType, AxisOp, u8, Layout),
     (outer, len, inner): (usize, usize, usize),
     (chunks, chunk): (usize, usize),
     ptrs: [u64; 5],
 ) -> Result<()> {
-    let rows = inner == 1;
-    let name = format!("ax{pass}{}_{}", if rows { 'r' } else { 'c' }, op.name());
+    let code = match layout {
+        Layout::WarpRows => 'r',
+        Layout::BlockRows => 'b',
+        Layout::Cols => 'c',
+    };
+    let name = format!("ax{pass}{code}_{}", op.name());
     let f = function(backend, d, &name)?;
-    let (grid, block) = if rows {
-        let warps = (outer * chunks).div_ceil(WARPS as usize);
-        (
-            Dim3::new(grid_dim(warps, op.name())?, 1, 1),
-            Dim3::new(THREADS, 1, 1),
-        )
-    } else {
-        let tiles = grid_dim(outer * inner.div_ceil(32), op.name())?;
-        (Dim3::new(tiles, chunks as u32, 1), Dim3::new(32, WARPS, 1))
+    let (grid, block) = match layout {
+        Layout::WarpRows => {
+            let warps = (outer * chunks).div_ceil(WARPS as usize);
+            (
+                Dim3::new(grid_dim(warps, op.name())?, 1, 1),
+                Dim3::new(THREADS, 1, 1),
+            )
+        }
+        Layout::BlockRows => (
+            Dim3::new(grid_dim(outer * chunks, op.name())?, 1, 1),
+            Dim3::new(BLOCK_ROW_THREADS, 1, 1),
+        ),
+        Layout::Cols => {
+            let tiles = grid_dim(outer * inner.div_ceil(COL_THREADS as usize), op.name())?;
+            (
+                Dim3::new(tiles, chunks as u32, 1),
+                Dim3::new(COL_THREADS, 1, 1),
+            )
+        }
     };
     let config = LaunchConfig {
         grid,
@@ -380,15 +547,10 @@ pub(crate) fn reduce_axis<T: Element, A: Element>(
     if results == 0 {
         return Ok((out, out_idx));
     }
-    let rows = inner == 1;
-    let base = if rows {
-        outer.div_ceil(WARPS as usize)
-    } else {
-        outer * inner.div_ceil(32)
-    };
-    let (chunks, chunk) = segments(backend, base, len, if rows { 2048 } else { 256 });
+    let layout = Layout::of(len, inner);
+    let (chunks, chunk) = segments(backend, layout, (outer, len, inner));
     let center = addr(backend, center);
-    let kernel = (T::DTYPE, op, 1u8);
+    let kernel = (T::DTYPE, op, 1u8, layout);
     if chunks == 1 {
         let out_i = out_idx.as_mut().map_or(0, |s| addr_mut(backend, s));
         let ptrs = [
@@ -426,14 +588,57 @@ pub(crate) fn reduce_axis<T: Element, A: Element>(
         out_i,
         0,
     ];
+    let second = if inner == 1 {
+        Layout::WarpRows
+    } else {
+        Layout::Cols
+    };
     launch_reduce(
         backend,
-        (T::DTYPE, op, 2),
+        (T::DTYPE, op, 2, second),
         (outer, chunks, inner),
         (1, chunks),
         ptrs,
     )?;
     Ok((out, out_idx))
+}
+
+/// The variance (or, with `root`, the standard deviation) of each of the `outer` rows of `len`
+/// elements in `input`, dividing by `dof`, in one launch ([`BLOCK_ROWS_MIN`] and longer rows;
+/// see the module doc). `T` is a float type.
+pub(crate) fn var_rows<T: Element>(
+    backend: &CudaBackend,
+    input: &CudaSlice<T>,
+    (outer, len): (usize, usize),
+    dof: f64,
+    root: bool,
+) -> Result<CudaSlice<T>> {
+    if !T::DTYPE.is_float() {
+        return Err(Error::Other(format!("internal: var_rows of {}", T::DTYPE)));
+    }
+    // SAFETY: every row's result is written by the launch below.
+    let mut out = unsafe { backend.alloc::<T>(outer)? };
+    if outer == 0 {
+        return Ok(out);
+    }
+    let f = function(backend, T::DTYPE, "var_rows")?;
+    let config = LaunchConfig {
+        grid: Dim3::new(grid_dim(outer, "var")?, 1, 1),
+        block: Dim3::new(BLOCK_ROW_THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // The parameters match `var_rows`' signature (see `axes_source`); its loops are bounded by
+    // `outer` and `len`, and `input` holds `outer * len` elements.
+    let params = [
+        addr(backend, Some(input)),
+        outer as u64,
+        len as u64,
+        dof.to_bits(),
+        root as u64,
+        addr_mut(backend, &mut out),
+    ];
+    launch_values(backend, f.cu_function(), &config, &params, "var_rows")?;
+    Ok(out)
 }
 
 /// Queues one launch of the scan kernel over `(outer, len, inner)` cut into `chunks` segments
@@ -485,12 +690,17 @@ pub(crate) fn cumsum_axis<T: Element>(
         return Ok(out);
     }
     let rows = inner == 1;
-    let base = if rows {
-        outer
+    // The scan kernels: one block per (row, segment), or one thread per column and segment.
+    let (per_segment, min_per_chunk) = if rows {
+        (outer * THREADS as usize, 4096)
     } else {
-        (outer * inner).div_ceil(THREADS as usize)
+        (outer * inner, 64)
     };
-    let (chunks, chunk) = segments(backend, base, len, if rows { 4096 } else { 64 });
+    let target = backend.properties().multiprocessors.max(1) as usize * ROW_THREADS_PER_SM;
+    let most = len.div_ceil(min_per_chunk).clamp(1, 65_535);
+    let chunks = (target / per_segment.max(1)).clamp(1, most);
+    let chunk = len.div_ceil(chunks).max(1);
+    let chunks = len.div_ceil(chunk).max(1);
     let shape = (outer, len, inner);
     if chunks == 1 {
         let ptrs = [addr(backend, Some(input)), addr_mut(backend, &mut out), 0];
@@ -508,7 +718,7 @@ pub(crate) fn cumsum_axis<T: Element>(
     ];
     launch_reduce(
         backend,
-        (T::DTYPE, AxisOp::Sum, 1),
+        (T::DTYPE, AxisOp::Sum, 1, Layout::of(chunk, inner)),
         shape,
         (chunks, chunk),
         ptrs,
@@ -546,13 +756,18 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{e}"));
             let entries = crate::backend::cuda::ptx_entries(&ptx);
             for op in AxisOp::ALL.into_iter().filter(|op| op.applies_to(d)) {
-                for pass in ["ax1r", "ax1c", "ax2r", "ax2c"] {
+                for pass in ["ax1r", "ax1b", "ax1c", "ax2r", "ax2c"] {
                     let name = format!("{pass}_{}", op.name());
                     assert!(entries.contains(&name), "{d}: {name}");
                 }
             }
             let scans = entries.iter().filter(|e| e.starts_with("scan_")).count();
             assert_eq!(scans, if d == DType::Bool { 0 } else { 2 }, "{d}");
+            assert_eq!(
+                entries.contains(&"var_rows".to_string()),
+                d.is_float(),
+                "{d}"
+            );
         }
     }
 

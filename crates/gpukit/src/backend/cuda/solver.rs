@@ -139,6 +139,42 @@ pub trait CusolverElement: Copy + sealed::Sealed {
         rwork: *mut Self,
         info: *mut c_int,
     ) -> cusolverStatus_t;
+    /// `gesvdj_bufferSize`.
+    unsafe fn gesvdj_buffer_size(
+        h: cusolverDnHandle_t,
+        jobz: cusolverEigMode_t,
+        econ: c_int,
+        m: c_int,
+        n: c_int,
+        a: *const Self,
+        lda: c_int,
+        s: *const Self,
+        u: *const Self,
+        ldu: c_int,
+        v: *const Self,
+        ldv: c_int,
+        lwork: *mut c_int,
+        params: sys::gesvdjInfo_t,
+    ) -> cusolverStatus_t;
+    /// `gesvdj`: SVD by one-sided Jacobi rotations (any `m`, `n`; returns `V`, not `Vᵀ`).
+    unsafe fn gesvdj(
+        h: cusolverDnHandle_t,
+        jobz: cusolverEigMode_t,
+        econ: c_int,
+        m: c_int,
+        n: c_int,
+        a: *mut Self,
+        lda: c_int,
+        s: *mut Self,
+        u: *mut Self,
+        ldu: c_int,
+        v: *mut Self,
+        ldv: c_int,
+        work: *mut Self,
+        lwork: c_int,
+        info: *mut c_int,
+        params: sys::gesvdjInfo_t,
+    ) -> cusolverStatus_t;
     /// `syevd_bufferSize`.
     unsafe fn syevd_buffer_size(
         h: cusolverDnHandle_t,
@@ -167,7 +203,8 @@ pub trait CusolverElement: Copy + sealed::Sealed {
 
 macro_rules! cusolver_element {
     ($t:ty, $getrf_bs:ident, $getrf:ident, $getrs:ident, $geqrf_bs:ident, $geqrf:ident,
-     $orgqr_bs:ident, $orgqr:ident, $gesvd_bs:ident, $gesvd:ident, $syevd_bs:ident, $syevd:ident) => {
+     $orgqr_bs:ident, $orgqr:ident, $gesvd_bs:ident, $gesvd:ident, $gesvdj_bs:ident,
+     $gesvdj:ident, $syevd_bs:ident, $syevd:ident) => {
         impl CusolverElement for $t {
             unsafe fn getrf_buffer_size(
                 h: cusolverDnHandle_t,
@@ -295,6 +332,54 @@ macro_rules! cusolver_element {
                     )
                 }
             }
+            unsafe fn gesvdj_buffer_size(
+                h: cusolverDnHandle_t,
+                jobz: cusolverEigMode_t,
+                econ: c_int,
+                m: c_int,
+                n: c_int,
+                a: *const Self,
+                lda: c_int,
+                s: *const Self,
+                u: *const Self,
+                ldu: c_int,
+                v: *const Self,
+                ldv: c_int,
+                lwork: *mut c_int,
+                params: sys::gesvdjInfo_t,
+            ) -> cusolverStatus_t {
+                // SAFETY: passed on from the caller.
+                unsafe {
+                    sys::$gesvdj_bs(
+                        h, jobz, econ, m, n, a, lda, s, u, ldu, v, ldv, lwork, params,
+                    )
+                }
+            }
+            unsafe fn gesvdj(
+                h: cusolverDnHandle_t,
+                jobz: cusolverEigMode_t,
+                econ: c_int,
+                m: c_int,
+                n: c_int,
+                a: *mut Self,
+                lda: c_int,
+                s: *mut Self,
+                u: *mut Self,
+                ldu: c_int,
+                v: *mut Self,
+                ldv: c_int,
+                work: *mut Self,
+                lwork: c_int,
+                info: *mut c_int,
+                params: sys::gesvdjInfo_t,
+            ) -> cusolverStatus_t {
+                // SAFETY: passed on from the caller.
+                unsafe {
+                    sys::$gesvdj(
+                        h, jobz, econ, m, n, a, lda, s, u, ldu, v, ldv, work, lwork, info, params,
+                    )
+                }
+            }
             unsafe fn syevd_buffer_size(
                 h: cusolverDnHandle_t,
                 jobz: cusolverEigMode_t,
@@ -338,6 +423,8 @@ cusolver_element!(
     cusolverDnSorgqr,
     cusolverDnSgesvd_bufferSize,
     cusolverDnSgesvd,
+    cusolverDnSgesvdj_bufferSize,
+    cusolverDnSgesvdj,
     cusolverDnSsyevd_bufferSize,
     cusolverDnSsyevd
 );
@@ -352,6 +439,8 @@ cusolver_element!(
     cusolverDnDorgqr,
     cusolverDnDgesvd_bufferSize,
     cusolverDnDgesvd,
+    cusolverDnDgesvdj_bufferSize,
+    cusolverDnDgesvdj,
     cusolverDnDsyevd_bufferSize,
     cusolverDnDsyevd
 );
@@ -379,6 +468,34 @@ impl CudaBackend {
             })?;
         *slot = Some(handle.clone());
         Ok(handle)
+    }
+}
+
+/// `gesvdj`'s parameters (tolerance and sweeps at cuSOLVER's defaults: machine precision, 100
+/// sweeps), destroyed on drop.
+pub(crate) struct GesvdjParams(sys::gesvdjInfo_t);
+
+impl GesvdjParams {
+    /// Fresh parameters, or the error cuSOLVER gave.
+    pub(crate) fn new() -> Result<GesvdjParams> {
+        let mut p: sys::gesvdjInfo_t = std::ptr::null_mut();
+        // SAFETY: writes a new parameter object to `p`.
+        unsafe { sys::cusolverDnCreateGesvdjInfo(&mut p) }
+            .result()
+            .map_err(|e| cusolver_err("creating gesvdj's parameters", e))?;
+        Ok(GesvdjParams(p))
+    }
+
+    /// The raw parameter object for a cuSOLVER call.
+    pub(crate) fn raw(&self) -> sys::gesvdjInfo_t {
+        self.0
+    }
+}
+
+impl Drop for GesvdjParams {
+    fn drop(&mut self) {
+        // SAFETY: created by `new`, destroyed once; cuSOLVER has copied what it needs.
+        let _ = unsafe { sys::cusolverDnDestroyGesvdjInfo(self.0) };
     }
 }
 

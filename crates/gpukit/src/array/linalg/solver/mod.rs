@@ -174,7 +174,7 @@ fn identities<T: Element>(batch: usize, n: usize) -> Vec<T> {
 /// descending. `full_matrices = true` (NumPy's default) gives square `u` (`m x m`) and `vt`
 /// (`n x n`); `false` the reduced form, `u` of `m x k` and `vt` of `k x n`, `k = min(m, n)`.
 ///
-/// On a GPU: cuSOLVER's `gesvd`. On the CPU: faer (feature `linalg`). Singular vectors are
+/// On a GPU: cuSOLVER's `gesvdj` (Jacobi). On the CPU: faer (feature `linalg`). Singular vectors are
 /// unique only up to sign (and within repeated singular values), so the two backends may give
 /// different `u` and `vt` for the same `a`; `s` and `u · diag(s) · vt` agree.
 ///
