@@ -17,6 +17,7 @@ pub mod column;
 pub mod dtype;
 pub mod error;
 pub mod frame;
+pub mod str_ops;
 pub mod strings;
 
 pub use bitmap::Bitmap;
@@ -24,6 +25,7 @@ pub use column::{Column, ColumnData};
 pub use dtype::{FrameDType, TimeUnit};
 pub use error::{FrameError, Result};
 pub use frame::DataFrame;
+pub use str_ops::StrNamespace;
 pub use strings::Utf8Data;
 
 /// What a notebook imports: `use gpukit_frame::prelude::*;`.
