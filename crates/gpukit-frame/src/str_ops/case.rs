@@ -166,7 +166,11 @@ impl StrNamespace<'_> {
             &dummy_offsets,
             &mut dummy_out,
         )?;
-        let lens = if n == 0 { Array::<i64>::zeros_on(0, &device)? } else { lens };
+        let lens = if n == 0 {
+            Array::<i64>::zeros_on(0, &device)?
+        } else {
+            lens
+        };
         let (offsets, total) = offsets_from_lengths(&lens)?;
         let mut out = Array::<u8>::zeros_on(total.max(1), &device)?;
         case_map.launch(
@@ -179,8 +183,14 @@ impl StrNamespace<'_> {
             &offsets,
             &mut out,
         )?;
-        let out = if total == 0 { Array::<u8>::zeros_on(0, &device)? } else { out };
-        self.same_rows(ColumnData::Utf8(Utf8Data::from_parts_unchecked(offsets, out)))
+        let out = if total == 0 {
+            Array::<u8>::zeros_on(0, &device)?
+        } else {
+            out
+        };
+        self.same_rows(ColumnData::Utf8(Utf8Data::from_parts_unchecked(
+            offsets, out,
+        )))
     }
 
     /// Every row in uppercase, as Polars' `str.to_uppercase()` (Rust's `str::to_uppercase`
@@ -209,7 +219,10 @@ mod tests {
 
     #[test]
     fn tables_agree_with_std_on_every_covered_code_point() {
-        for c in (0u32..0x500).filter(|&c| covered(c)).filter_map(char::from_u32) {
+        for c in (0u32..0x500)
+            .filter(|&c| covered(c))
+            .filter_map(char::from_u32)
+        {
             let cp = c as u32;
             for (upper, want) in [
                 (true, c.to_uppercase().collect::<Vec<char>>()),
@@ -228,7 +241,11 @@ mod tests {
             }
             assert_eq!(is_cased(cp), c.is_lowercase() || c.is_uppercase(), "{c:?}");
         }
-        assert_eq!(upper_first(0x0180), 0x0180, "Latin Extended-B is not mapped");
+        assert_eq!(
+            upper_first(0x0180),
+            0x0180,
+            "Latin Extended-B is not mapped"
+        );
     }
 
     #[test]
@@ -236,10 +253,14 @@ mod tests {
         check_each(|rows, col| {
             let up = rows_of(&col.str().to_uppercase().unwrap());
             let low = rows_of(&col.str().to_lowercase().unwrap());
-            let want_up: Vec<Option<String>> =
-                rows.iter().map(|r| r.as_ref().map(|s| s.to_uppercase())).collect();
-            let want_low: Vec<Option<String>> =
-                rows.iter().map(|r| r.as_ref().map(|s| s.to_lowercase())).collect();
+            let want_up: Vec<Option<String>> = rows
+                .iter()
+                .map(|r| r.as_ref().map(|s| s.to_uppercase()))
+                .collect();
+            let want_low: Vec<Option<String>> = rows
+                .iter()
+                .map(|r| r.as_ref().map(|s| s.to_lowercase()))
+                .collect();
             assert_eq!(up, want_up);
             assert_eq!(low, want_low);
         });
@@ -250,7 +271,10 @@ mod tests {
         // Each covered character alone, between letters, and after a capital sigma (which
         // exercises the final-sigma rule with every neighbour).
         let mut rows = Vec::new();
-        for c in (0u32..0x500).filter(|&c| covered(c)).filter_map(char::from_u32) {
+        for c in (0u32..0x500)
+            .filter(|&c| covered(c))
+            .filter_map(char::from_u32)
+        {
             rows.push(format!("{c}"));
             rows.push(format!("a{c}Σ"));
             rows.push(format!("AΣ{c}"));

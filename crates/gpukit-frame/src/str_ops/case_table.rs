@@ -209,4 +209,3 @@ pub fn is_case_ignorable(c: u32) -> bool {
         _ => false,
     }
 }
-

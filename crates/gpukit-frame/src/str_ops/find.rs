@@ -85,18 +85,34 @@ mod tests {
 
     #[test]
     fn find_matches_std_on_random_unicode_with_nulls() {
-        for pat in ["", "a", "ab", "_", "ß", "Σς", "日本", "😀", "aaaaaaaaaaaaaaaaaaaaaaaaa"] {
+        for pat in [
+            "",
+            "a",
+            "ab",
+            "_",
+            "ß",
+            "Σς",
+            "日本",
+            "😀",
+            "aaaaaaaaaaaaaaaaaaaaaaaaa",
+        ] {
             check_each(|rows, col| {
                 let want = |f: &dyn Fn(&str) -> bool| -> Vec<Option<bool>> {
                     rows.iter().map(|r| r.as_deref().map(f)).collect()
                 };
                 let got = |c: crate::Column| values_of::<bool>(&c);
-                assert_eq!(got(col.str().contains(pat).unwrap()), want(&|s| s.contains(pat)));
+                assert_eq!(
+                    got(col.str().contains(pat).unwrap()),
+                    want(&|s| s.contains(pat))
+                );
                 assert_eq!(
                     got(col.str().starts_with(pat).unwrap()),
                     want(&|s| s.starts_with(pat))
                 );
-                assert_eq!(got(col.str().ends_with(pat).unwrap()), want(&|s| s.ends_with(pat)));
+                assert_eq!(
+                    got(col.str().ends_with(pat).unwrap()),
+                    want(&|s| s.ends_with(pat))
+                );
             });
         }
     }
@@ -105,6 +121,9 @@ mod tests {
     fn find_on_a_bool_column_names_it() {
         let c = crate::Column::from_slice_on("flag", &[true], &gpukit::Device::Cpu).unwrap();
         let e = c.str().contains("x").unwrap_err().to_string();
-        assert!(e.contains("str.contains: column `flag` is bool, not str"), "{e}");
+        assert!(
+            e.contains("str.contains: column `flag` is bool, not str"),
+            "{e}"
+        );
     }
 }

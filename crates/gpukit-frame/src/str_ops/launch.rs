@@ -49,3 +49,89 @@ pub(crate) fn padded(bytes: &[u8], device: &Device) -> Result<Array<u8>> {
         Ok(Array::from_slice_on(bytes, device)?)
     }
 }
+
+/// `lens[i] = ends[i] - starts[i]`.
+#[kernel]
+fn range_lengths(starts: &[i64], ends: &[i64], lens: &mut [i64]) {
+    for i in (grid(1)..lens.len()).step_by(gridsize(1)) {
+        lens[i] = ends[i] - starts[i];
+    }
+}
+
+/// Copies `bytes[starts[i]..ends[i]]` to `out[offsets[i]..]`.
+#[kernel]
+fn copy_ranges(bytes: &[u8], starts: &[i64], ends: &[i64], offsets: &[i64], out: &mut [u8]) {
+    for i in (grid(1)..starts.len()).step_by(gridsize(1)) {
+        let s = starts[i] as usize;
+        let e = ends[i] as usize;
+        let o = offsets[i] as usize;
+        for k in 0..(e - s) {
+            out[o + k] = bytes[s + k];
+        }
+    }
+}
+
+/// The strings `bytes[starts[i]..ends[i]]` (byte ranges at character boundaries, from a
+/// kernel) as a new string column's data on the same device.
+pub(crate) fn substrings(
+    bytes: &Array<u8>,
+    starts: &Array<i64>,
+    ends: &Array<i64>,
+) -> Result<crate::strings::Utf8Data> {
+    let n = starts.size();
+    let device = starts.device();
+    let mut lens = Array::<i64>::zeros_on(n, &device)?;
+    if n > 0 {
+        range_lengths.launch(rows_config(n)?, starts, ends, &mut lens)?;
+    }
+    let (offsets, total) = offsets_from_lengths(&lens)?;
+    let mut out = Array::<u8>::zeros_on(total, &device)?;
+    if total > 0 {
+        copy_ranges.launch(rows_config(n)?, bytes, starts, ends, &offsets, &mut out)?;
+    }
+    Ok(crate::strings::Utf8Data::from_parts_unchecked(offsets, out))
+}
+
+/// Packs per-row flags (`found[i] != 0`) ANDed with an input validity bitmap (`has_input` 1;
+/// 0: all rows valid) into an Arrow bitmap, one thread per output byte.
+#[kernel]
+fn pack_validity(found: &[u8], input_bits: &[u8], has_input: u32, n: usize, bits: &mut [u8]) {
+    for j in (grid(1)..bits.len()).step_by(gridsize(1)) {
+        let mut byte: u32 = 0;
+        for r in 0..8 {
+            let row = j * 8 + r;
+            if row < n && found[row] != 0 {
+                let mut ok = true;
+                if has_input == 1 {
+                    ok = ((input_bits[row / 8] as u32) >> (r as u32)) & 1 == 1;
+                }
+                if ok {
+                    byte |= 1 << (r as u32);
+                }
+            }
+        }
+        bits[j] = byte as u8;
+    }
+}
+
+/// The validity of rows that are valid in `input` (`None`: all) and have `found[i] != 0`.
+/// The bitmap is built on the device; counting its nulls reads its bits back once.
+pub(crate) fn validity_where(
+    found: &Array<u8>,
+    input: Option<&crate::bitmap::Bitmap>,
+) -> Result<Option<crate::bitmap::Bitmap>> {
+    let n = found.size();
+    let device = found.device();
+    if n == 0 {
+        return Ok(None);
+    }
+    let nbytes = crate::bitmap::Bitmap::bytes_for(n);
+    let mut bits = Array::<u8>::zeros_on(nbytes, &device)?;
+    let none = Array::<u8>::zeros_on(1, &device)?;
+    let (input_bits, has) = match input {
+        Some(b) => (b.bits(), 1u32),
+        None => (&none, 0u32),
+    };
+    pack_validity.launch(rows_config(nbytes)?, found, input_bits, has, n, &mut bits)?;
+    Ok(Some(crate::bitmap::Bitmap::from_packed(bits, n)?))
+}

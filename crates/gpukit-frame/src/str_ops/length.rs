@@ -59,8 +59,10 @@ mod tests {
         check_each(|rows, col| {
             let b = col.str().len_bytes().unwrap();
             let c = col.str().len_chars().unwrap();
-            let want_b: Vec<Option<u32>> =
-                rows.iter().map(|r| r.as_ref().map(|s| s.len() as u32)).collect();
+            let want_b: Vec<Option<u32>> = rows
+                .iter()
+                .map(|r| r.as_ref().map(|s| s.len() as u32))
+                .collect();
             let want_c: Vec<Option<u32>> = rows
                 .iter()
                 .map(|r| r.as_ref().map(|s| s.chars().count() as u32))
@@ -77,7 +79,10 @@ mod tests {
     fn a_numeric_column_is_a_type_error_naming_it() {
         let col = gpukit_frame_col();
         let e = col.str().len_chars().unwrap_err().to_string();
-        assert!(e.contains("str.len_chars: column `requests` is i64, not str"), "{e}");
+        assert!(
+            e.contains("str.len_chars: column `requests` is i64, not str"),
+            "{e}"
+        );
     }
 
     fn gpukit_frame_col() -> crate::Column {

@@ -12,15 +12,17 @@ use crate::strings::Utf8Data;
 /// Characters the random strings draw from: ASCII (with the separators the tests use), Latin-1,
 /// Latin Extended-A, combining marks, Greek (with both sigmas), Cyrillic, CJK and emoji.
 pub(crate) const POOL: &[char] = &[
-    'a', 'b', 'A', 'B', 'z', 'Z', '0', '9', ' ', '_', ':', '.', '\'', '-', 'é', 'É', 'ß', 'ÿ',
-    'µ', 'Ÿ', 'ı', 'İ', 'ŉ', 'ſ', 'ĸ', 'Σ', 'σ', 'ς', 'ΐ', 'ΰ', 'Ω', 'ά', '\u{301}', '\u{345}',
-    'Ж', 'ж', 'Ӏ', 'ӏ', 'Ѡ', '日', '本', '😀', '𝄞',
+    'a', 'b', 'A', 'B', 'z', 'Z', '0', '9', ' ', '_', ':', '.', '\'', '-', 'é', 'É', 'ß', 'ÿ', 'µ',
+    'Ÿ', 'ı', 'İ', 'ŉ', 'ſ', 'ĸ', 'Σ', 'σ', 'ς', 'ΐ', 'ΰ', 'Ω', 'ά', '\u{301}', '\u{345}', 'Ж',
+    'ж', 'Ӏ', 'ӏ', 'Ѡ', '日', '本', '😀', '𝄞',
 ];
 
 /// A random string of up to `max_chars` characters from [`POOL`] (often empty).
 pub(crate) fn random_string(rng: &mut StdRng, max_chars: usize) -> String {
     let n = rng.random_range(0..=max_chars);
-    (0..n).map(|_| POOL[rng.random_range(0..POOL.len())]).collect()
+    (0..n)
+        .map(|_| POOL[rng.random_range(0..POOL.len())])
+        .collect()
 }
 
 /// A string column `s` of `n` random rows, about one in five null (null rows hold random
@@ -46,12 +48,23 @@ pub(crate) fn values_of<T: ColumnElement>(col: &Column) -> Vec<Option<T>> {
         Some(b) => b.to_bools().unwrap(),
         None => vec![true; v.len()],
     };
-    v.into_iter().zip(valid).map(|(x, ok)| ok.then_some(x)).collect()
+    v.into_iter()
+        .zip(valid)
+        .map(|(x, ok)| ok.then_some(x))
+        .collect()
 }
 
 /// Runs `check(rows, column)` on random columns of 0, 1, 2, 7 and 300 rows (several seeds).
 pub(crate) fn check_each(check: impl Fn(&[Option<String>], &Column)) {
-    for (seed, n) in [(1u64, 0usize), (2, 1), (3, 2), (4, 7), (5, 300), (6, 300), (7, 1)] {
+    for (seed, n) in [
+        (1u64, 0usize),
+        (2, 1),
+        (3, 2),
+        (4, 7),
+        (5, 300),
+        (6, 300),
+        (7, 1),
+    ] {
         let col = random_column(seed, n, &Device::Cpu);
         let rows = rows_of(&col);
         check(&rows, &col);

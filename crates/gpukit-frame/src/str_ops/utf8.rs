@@ -79,7 +79,17 @@ mod tests {
 
     #[test]
     fn helpers_encode_and_decode_like_std() {
-        for c in ['a', 'é', 'Ω', '日', '😀', '\u{7F}', '\u{80}', '\u{FFFF}', '\u{10FFFF}'] {
+        for c in [
+            'a',
+            'é',
+            'Ω',
+            '日',
+            '😀',
+            '\u{7F}',
+            '\u{80}',
+            '\u{FFFF}',
+            '\u{10FFFF}',
+        ] {
             let mut buf = [0u8; 4];
             let s = c.encode_utf8(&mut buf).as_bytes();
             let n = enc_len(c as u32);
