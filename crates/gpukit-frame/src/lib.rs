@@ -17,6 +17,7 @@ pub mod column;
 pub mod dtype;
 pub mod error;
 pub mod frame;
+pub mod rolling;
 pub mod str_ops;
 pub mod strings;
 
