@@ -20,6 +20,7 @@ pub mod frame;
 pub mod rolling;
 pub mod str_ops;
 pub mod strings;
+pub mod udf;
 
 pub use bitmap::Bitmap;
 pub use column::{Column, ColumnData};
