@@ -36,3 +36,6 @@ pub mod prelude {
         Bitmap, Column, ColumnData, DataFrame, FrameDType, FrameError, TimeUnit, Utf8Data,
     };
 }
+
+#[cfg(test)]
+mod kernels_nvrtc;

@@ -76,7 +76,7 @@ pub fn rows_launch_config(n: usize) -> Result<LaunchConfig> {
 
 /// `out[j] = a[j] & b[j]`.
 #[kernel]
-fn and_bytes(a: &[u8], b: &[u8], out: &mut [u8]) {
+pub(crate) fn and_bytes(a: &[u8], b: &[u8], out: &mut [u8]) {
     for j in (grid(1)..out.len()).step_by(gridsize(1)) {
         out[j] = a[j] & b[j];
     }

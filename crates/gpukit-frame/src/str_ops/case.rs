@@ -25,7 +25,7 @@ use crate::strings::Utf8Data;
 /// stores each row's output length in `lens`; with `write` 1 it writes the bytes of row `i` at
 /// `out_offsets[i]` in `out`.
 #[kernel]
-fn case_map(
+pub(crate) fn case_map(
     offsets: &[i64],
     bytes: &[u8],
     upper: u32,

@@ -17,7 +17,14 @@ const AT_END: u32 = 2;
 /// `out[i]` = whether row `i` holds `pat[..m]` anywhere (`mode` 0), at its start (1) or at its
 /// end (2).
 #[kernel]
-fn find_literal(offsets: &[i64], bytes: &[u8], pat: &[u8], m: usize, mode: u32, out: &mut [bool]) {
+pub(crate) fn find_literal(
+    offsets: &[i64],
+    bytes: &[u8],
+    pat: &[u8],
+    m: usize,
+    mode: u32,
+    out: &mut [bool],
+) {
     for i in (grid(1)..out.len()).step_by(gridsize(1)) {
         let a = offsets[i] as usize;
         let b = offsets[i + 1] as usize;

@@ -20,7 +20,7 @@ pub(crate) fn rows_config(n: usize) -> Result<LaunchConfig> {
 
 /// `offsets[i + 1] = inclusive[i]` (`offsets[0]` stays 0).
 #[kernel]
-fn shift_into_offsets(inclusive: &[i64], offsets: &mut [i64]) {
+pub(crate) fn shift_into_offsets(inclusive: &[i64], offsets: &mut [i64]) {
     for i in (grid(1)..inclusive.len()).step_by(gridsize(1)) {
         offsets[i + 1] = inclusive[i];
     }
@@ -52,7 +52,7 @@ pub(crate) fn padded(bytes: &[u8], device: &Device) -> Result<Array<u8>> {
 
 /// `lens[i] = ends[i] - starts[i]`.
 #[kernel]
-fn range_lengths(starts: &[i64], ends: &[i64], lens: &mut [i64]) {
+pub(crate) fn range_lengths(starts: &[i64], ends: &[i64], lens: &mut [i64]) {
     for i in (grid(1)..lens.len()).step_by(gridsize(1)) {
         lens[i] = ends[i] - starts[i];
     }
@@ -60,7 +60,13 @@ fn range_lengths(starts: &[i64], ends: &[i64], lens: &mut [i64]) {
 
 /// Copies `bytes[starts[i]..ends[i]]` to `out[offsets[i]..]`.
 #[kernel]
-fn copy_ranges(bytes: &[u8], starts: &[i64], ends: &[i64], offsets: &[i64], out: &mut [u8]) {
+pub(crate) fn copy_ranges(
+    bytes: &[u8],
+    starts: &[i64],
+    ends: &[i64],
+    offsets: &[i64],
+    out: &mut [u8],
+) {
     for i in (grid(1)..starts.len()).step_by(gridsize(1)) {
         let s = starts[i] as usize;
         let e = ends[i] as usize;
@@ -95,7 +101,13 @@ pub(crate) fn substrings(
 /// Packs per-row flags (`found[i] != 0`) ANDed with an input validity bitmap (`has_input` 1;
 /// 0: all rows valid) into an Arrow bitmap, one thread per output byte.
 #[kernel]
-fn pack_validity(found: &[u8], input_bits: &[u8], has_input: u32, n: usize, bits: &mut [u8]) {
+pub(crate) fn pack_validity(
+    found: &[u8],
+    input_bits: &[u8],
+    has_input: u32,
+    n: usize,
+    bits: &mut [u8],
+) {
     for j in (grid(1)..bits.len()).step_by(gridsize(1)) {
         let mut byte: u32 = 0;
         for r in 0..8 {

@@ -10,7 +10,7 @@ use crate::error::Result;
 
 /// `out[i]` = the byte length of row `i`.
 #[kernel]
-fn row_len_bytes(offsets: &[i64], out: &mut [u32]) {
+pub(crate) fn row_len_bytes(offsets: &[i64], out: &mut [u32]) {
     for i in (grid(1)..out.len()).step_by(gridsize(1)) {
         out[i] = (offsets[i + 1] - offsets[i]) as u32;
     }
@@ -18,7 +18,7 @@ fn row_len_bytes(offsets: &[i64], out: &mut [u32]) {
 
 /// `out[i]` = the number of code points of row `i` (bytes that are not continuation bytes).
 #[kernel]
-fn row_len_chars(offsets: &[i64], bytes: &[u8], out: &mut [u32]) {
+pub(crate) fn row_len_chars(offsets: &[i64], bytes: &[u8], out: &mut [u32]) {
     for i in (grid(1)..out.len()).step_by(gridsize(1)) {
         let mut n: u32 = 0;
         for p in (offsets[i] as usize)..(offsets[i + 1] as usize) {

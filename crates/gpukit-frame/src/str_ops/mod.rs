@@ -45,7 +45,7 @@
 pub mod case;
 mod case_table;
 pub mod find;
-mod launch;
+pub(crate) mod launch;
 pub mod length;
 pub mod replace;
 pub mod slice;

@@ -14,7 +14,7 @@ use crate::strings::Utf8Data;
 /// `write` 0 it stores each row's output length in `lens`; with 1 it writes row `i` at
 /// `out_offsets[i]`.
 #[kernel]
-fn replace_literal(
+pub(crate) fn replace_literal(
     offsets: &[i64],
     bytes: &[u8],
     from: &[u8],

@@ -13,7 +13,7 @@ use crate::error::Result;
 /// For every row: the byte range of characters `[offset, offset + length)` (`to_end` 1: to the
 /// end of the row), clipped to the row.
 #[kernel]
-fn char_range(
+pub(crate) fn char_range(
     offsets: &[i64],
     bytes: &[u8],
     offset: i64,

@@ -15,7 +15,7 @@ use crate::error::Result;
 /// For every row: the byte range `starts[i]..ends[i]` of part `part` when split at `sep[..m]`,
 /// and `found[i]` = 1 when the row has that many parts (else an empty range and 0).
 #[kernel]
-fn find_part(
+pub(crate) fn find_part(
     offsets: &[i64],
     bytes: &[u8],
     sep: &[u8],
