@@ -126,7 +126,7 @@ fn string_kernels_walk_more_rows_than_one_grid() {
     let hits = col.str().contains("en").unwrap();
     let v = hits.values::<bool>().unwrap().to_vec().unwrap();
     assert_eq!(v.iter().filter(|b| **b).count(), n.div_ceil(3));
-    assert!(v[n - 1] == ((n - 1) % 3 == 0));
+    assert_eq!(v[n - 1], (n - 1).is_multiple_of(3));
     let up = col.str().to_uppercase().unwrap();
     if let ColumnData::Utf8(s) = up.data() {
         assert_eq!(

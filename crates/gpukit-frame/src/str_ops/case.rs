@@ -2,7 +2,7 @@
 //! bytes after the scan), one thread per row.
 //!
 //! ASCII bytes take a fast path. Other code points are decoded and mapped through tables
-//! ([`case_table`](super::case_table)) that cover **U+0000–U+017F** (ASCII, Latin-1 Supplement,
+//! (the generated `case_table` module) that cover **U+0000–U+017F** (ASCII, Latin-1 Supplement,
 //! Latin Extended-A) and **U+0300–U+04FF** (combining marks, Greek and Coptic, Cyrillic),
 //! with exactly the mappings of Rust's `str::to_uppercase`/`str::to_lowercase` there,
 //! including the ones that change the length (`ß` → `SS`, `ŉ` → `ʼN`, `ΐ` → `Ϊ́`, `İ` → `i̇`,
