@@ -155,7 +155,7 @@ pub(crate) fn window_scans(
                 let v = x[j];
                 let y = v - comp;
                 let t = s + y;
-                comp = (t - s) - y;
+                comp = if t.is_finite() { (t - s) - y } else { 0.0 };
                 s = t;
                 cnt += 1;
                 lo = lo.min(v);
@@ -180,7 +180,7 @@ pub(crate) fn window_scans(
                 let v = x[j];
                 let y = v - comp;
                 let t = s + y;
-                comp = (t - s) - y;
+                comp = if t.is_finite() { (t - s) - y } else { 0.0 };
                 s = t;
                 cnt += 1;
                 lo = lo.min(v);

@@ -128,6 +128,27 @@ fn float_columns_without_nulls_and_precision() {
 }
 
 #[test]
+fn infinities_and_nans_stay_in_their_windows() {
+    let x = [1.0, f64::INFINITY, 2.0, 3.0, f64::NAN, 4.0, 5.0, 6.0];
+    let col = Column::from_slice_on("x", &x, &Device::Cpu).unwrap();
+    for window in [2, 3, 4] {
+        let o = RollingOptions::new(window);
+        let got = host(&col.rolling(o).sum().unwrap());
+        let want = naive(&x, &[true; 8], o, SUM);
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            let (g, w) = (g.unwrap_or(-1.0), w.unwrap_or(-1.0));
+            assert!(
+                g == w || (g.is_nan() && w.is_nan()),
+                "window {window} row {i}: {g} vs {w}"
+            );
+        }
+    }
+    let m = host(&col.rolling(RollingOptions::new(3)).max().unwrap());
+    assert_eq!(m[7], Some(6.0));
+    assert_eq!(m[5], Some(4.0), "NaN is ignored by max");
+}
+
+#[test]
 fn bad_options_and_types_are_errors_naming_the_column() {
     let cpu = Device::Cpu;
     let col = Column::from_slice_on("requests", &[1i64, 2], &cpu).unwrap();
