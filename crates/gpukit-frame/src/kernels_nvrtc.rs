@@ -9,7 +9,7 @@ use crate::str_ops::{case, find, launch, length, replace, slice, split};
 
 #[test]
 fn every_frame_kernel_compiles_with_nvrtc() {
-    let kernels: [&KernelInfo; 17] = [
+    let kernels: [&KernelInfo; 16] = [
         &length::row_len_bytes::INFO,
         &length::row_len_chars::INFO,
         &case::case_map::INFO,
@@ -20,13 +20,12 @@ fn every_frame_kernel_compiles_with_nvrtc() {
         &launch::shift_into_offsets::INFO,
         &launch::range_lengths::INFO,
         &launch::copy_ranges::INFO,
-        &launch::pack_validity::INFO,
+        &crate::validity::and_bits::INFO,
         &window_scans::INFO,
         &window_bounds::INFO,
         &window_combine::INFO,
-        &crate::rolling::pack_flags::INFO,
+        &crate::validity::pack_flags::INFO,
         &rolling_apply::unpack_flags::INFO,
-        &crate::udf::and_bytes::INFO,
     ];
     if !gpukit::testing::nvrtc_or_skip() {
         return;

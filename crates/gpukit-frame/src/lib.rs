@@ -24,6 +24,7 @@ pub mod rolling;
 pub mod str_ops;
 pub mod strings;
 pub mod udf;
+mod validity;
 
 pub use bitmap::Bitmap;
 pub use column::{Column, ColumnData};

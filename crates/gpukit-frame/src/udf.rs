@@ -74,14 +74,6 @@ pub fn rows_launch_config(n: usize) -> Result<LaunchConfig> {
     Ok(LaunchConfig::new(blocks, UDF_THREADS)?)
 }
 
-/// `out[j] = a[j] & b[j]`.
-#[kernel]
-pub(crate) fn and_bytes(a: &[u8], b: &[u8], out: &mut [u8]) {
-    for j in (grid(1)..out.len()).step_by(gridsize(1)) {
-        out[j] = a[j] & b[j];
-    }
-}
-
 /// The validity of rows valid in every one of `columns` (ANDed on the device).
 fn all_valid(columns: &[&Column]) -> Result<Option<Bitmap>> {
     let mut acc: Option<Bitmap> = None;
@@ -89,12 +81,7 @@ fn all_valid(columns: &[&Column]) -> Result<Option<Bitmap>> {
         let Some(v) = c.validity() else { continue };
         acc = Some(match acc {
             None => v.clone(),
-            Some(a) => {
-                let mut out = Array::<u8>::zeros_on(a.bits().size(), &a.device())?;
-                let blocks = a.bits().size().div_ceil(256).clamp(1, 65_535) as u32;
-                and_bytes.launch((blocks, 256u32), a.bits(), v.bits(), &mut out)?;
-                Bitmap::from_packed(out, a.len())?
-            }
+            Some(a) => crate::validity::and(&a, v)?,
         });
     }
     Ok(acc)

@@ -37,7 +37,6 @@
 use gpukit::prelude::*;
 use gpukit::LaunchConfig;
 
-use crate::bitmap::Bitmap;
 use crate::column::{Column, ColumnData};
 use crate::error::{FrameError, Result};
 
@@ -272,35 +271,6 @@ pub(crate) fn window_combine(
     }
 }
 
-/// One thread per output byte: Arrow validity bits from per-row flags.
-#[kernel]
-pub(crate) fn pack_flags(flags: &[u8], bits: &mut [u8]) {
-    let n = flags.len();
-    for j in (grid(1)..bits.len()).step_by(gridsize(1)) {
-        let mut byte: u32 = 0;
-        for r in 0..8 {
-            let row = j * 8 + r;
-            if row < n && flags[row] != 0 {
-                byte |= 1 << (r as u32);
-            }
-        }
-        bits[j] = byte as u8;
-    }
-}
-
-/// The bitmap of rows whose flag is non-zero (built on the device; its null count is read
-/// back once).
-fn bitmap_of(flags: &Array<u8>) -> Result<Option<Bitmap>> {
-    let n = flags.size();
-    if n == 0 {
-        return Ok(None);
-    }
-    let nbytes = Bitmap::bytes_for(n);
-    let mut bits = Array::<u8>::zeros_on(nbytes, &flags.device())?;
-    pack_flags.launch(config(nbytes)?, flags, &mut bits)?;
-    Ok(Some(Bitmap::from_packed(bits, n)?))
-}
-
 impl Rolling<'_> {
     /// The column's values as `f64` on its device, after checking the options and the type.
     pub(crate) fn values(&self, op: &str) -> Result<Array<f64>> {
@@ -419,7 +389,7 @@ impl Rolling<'_> {
         Column::new(
             self.column.name(),
             ColumnData::Float64(out),
-            bitmap_of(&valid)?,
+            crate::validity::from_flags(&valid, None)?,
         )
     }
 

@@ -7,7 +7,7 @@
 
 use gpukit::prelude::*;
 
-use super::launch::{padded, rows_config, substrings, validity_where};
+use super::launch::{padded, rows_config, substrings};
 use super::{nonempty, StrNamespace};
 use crate::column::{Column, ColumnData};
 use crate::error::Result;
@@ -102,7 +102,7 @@ impl StrNamespace<'_> {
             )?;
         }
         let data = substrings(s.bytes(), &starts, &ends)?;
-        let validity = validity_where(&found, self.column.validity())?;
+        let validity = crate::validity::from_flags(&found, self.column.validity())?;
         Column::new(self.column.name(), ColumnData::Utf8(data), validity)
     }
 
