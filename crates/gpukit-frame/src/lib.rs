@@ -11,19 +11,28 @@
 //! - [`strings`]: [`Utf8Data`], a string column's offsets and bytes on a device.
 //! - [`column`]: [`Column`], a named column: [`ColumnData`] plus an optional validity [`Bitmap`].
 //! - [`frame`]: [`DataFrame`], columns of one height with unique names.
+//! - [`str_ops`]: string operations, `col.str().to_uppercase()` (device kernels).
+//! - [`rolling`]: rolling-window statistics and user window kernels (device kernels).
+//! - [`udf`]: user `#[kernel]`/`#[vectorize]` functions over columns (`apply_rows`).
 
 pub mod bitmap;
 pub mod column;
 pub mod dtype;
 pub mod error;
 pub mod frame;
+pub mod rolling;
+pub mod str_ops;
 pub mod strings;
+pub mod udf;
+mod validity;
 
 pub use bitmap::Bitmap;
 pub use column::{Column, ColumnData};
 pub use dtype::{FrameDType, TimeUnit};
 pub use error::{FrameError, Result};
 pub use frame::DataFrame;
+pub use rolling::RollingOptions;
+pub use str_ops::StrNamespace;
 pub use strings::Utf8Data;
 
 /// What a notebook imports: `use gpukit_frame::prelude::*;`.
@@ -32,3 +41,6 @@ pub mod prelude {
         Bitmap, Column, ColumnData, DataFrame, FrameDType, FrameError, TimeUnit, Utf8Data,
     };
 }
+
+#[cfg(test)]
+mod kernels_nvrtc;
