@@ -11,12 +11,14 @@
 //! - [`strings`]: [`Utf8Data`], a string column's offsets and bytes on a device.
 //! - [`column`]: [`Column`], a named column: [`ColumnData`] plus an optional validity [`Bitmap`].
 //! - [`frame`]: [`DataFrame`], columns of one height with unique names.
+//! - [`group_by`]: `group_by(..).agg(..)`, `value_counts`, `unique`, `n_unique` on the device.
 
 pub mod bitmap;
 pub mod column;
 pub mod dtype;
 pub mod error;
 pub mod frame;
+pub mod group_by;
 pub mod strings;
 
 pub use bitmap::Bitmap;

@@ -1,0 +1,1 @@
+//! Frame-level tests of grouping against a host implementation.
