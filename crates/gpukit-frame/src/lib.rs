@@ -12,9 +12,11 @@
 //! - [`column`]: [`Column`], a named column: [`ColumnData`] plus an optional validity [`Bitmap`].
 //! - [`frame`]: [`DataFrame`], columns of one height with unique names.
 //! - [`group_by`]: `group_by(..).agg(..)`, `value_counts`, `unique`, `n_unique` on the device.
+//! - [`describe`]: `describe()`, summary statistics on the device.
 
 pub mod bitmap;
 pub mod column;
+pub mod describe;
 pub mod dtype;
 pub mod error;
 pub mod frame;
@@ -30,6 +32,7 @@ pub use strings::Utf8Data;
 
 /// What a notebook imports: `use gpukit_frame::prelude::*;`.
 pub mod prelude {
+    pub use crate::group_by::{Agg, GroupBy};
     pub use crate::{
         Bitmap, Column, ColumnData, DataFrame, FrameDType, FrameError, TimeUnit, Utf8Data,
     };

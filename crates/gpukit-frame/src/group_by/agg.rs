@@ -195,8 +195,14 @@ mod tests {
         assert_eq!(Agg::count("x").output_name(), "x");
         assert_eq!(Agg::std("x").alias("s").output_name(), "s");
         let sum = Agg::sum("x");
-        assert_eq!(sum.output_dtype(FrameDType::Int32).unwrap(), FrameDType::Int64);
-        assert_eq!(sum.output_dtype(FrameDType::Bool).unwrap(), FrameDType::UInt32);
+        assert_eq!(
+            sum.output_dtype(FrameDType::Int32).unwrap(),
+            FrameDType::Int64
+        );
+        assert_eq!(
+            sum.output_dtype(FrameDType::Bool).unwrap(),
+            FrameDType::UInt32
+        );
         let e = Agg::mean("project")
             .output_dtype(FrameDType::Utf8)
             .unwrap_err()

@@ -59,7 +59,13 @@ pub(crate) fn aggregate(
             let r = dense_rank(&pairs)?;
             let group_of = u64::gather(&groups.codes, &r.perm)?;
             let mut out = u32_zeros(groups, dev)?;
-            go!(gb_count_firsts, col.len(), &r.sorted_codes, &group_of, &mut out);
+            go!(
+                gb_count_firsts,
+                col.len(),
+                &r.sorted_codes,
+                &group_of,
+                &mut out
+            );
             Column::from_array(name, out)
         }
         AggKind::Min | AggKind::Max => {
@@ -68,9 +74,7 @@ pub(crate) fn aggregate(
             let (pos, found) = match col.data() {
                 ColumnData::Bool(a) => extreme(&a.astype::<u8>()?, groups, &v, max)?,
                 ColumnData::Int32(a) | ColumnData::Date(a) => extreme(a, groups, &v, max)?,
-                ColumnData::Int64(a) | ColumnData::Timestamp(a, _) => {
-                    extreme(a, groups, &v, max)?
-                }
+                ColumnData::Int64(a) | ColumnData::Timestamp(a, _) => extreme(a, groups, &v, max)?,
                 ColumnData::UInt32(a) => extreme(a, groups, &v, max)?,
                 ColumnData::UInt64(a) => extreme(a, groups, &v, max)?,
                 ColumnData::Float32(a) => extreme(a, groups, &v, max)?,
@@ -88,9 +92,7 @@ pub(crate) fn aggregate(
                 ColumnData::Int64(a) => ColumnData::Int64(sum(a, groups, &v)?),
                 ColumnData::UInt32(a) => ColumnData::UInt64(sum(a, groups, &v)?),
                 ColumnData::UInt64(a) => ColumnData::UInt64(sum(a, groups, &v)?),
-                ColumnData::Float32(a) => {
-                    ColumnData::Float32(sum(a, groups, &v)?.astype::<f32>()?)
-                }
+                ColumnData::Float32(a) => ColumnData::Float32(sum(a, groups, &v)?.astype::<f32>()?),
                 ColumnData::Float64(a) => ColumnData::Float64(sum(a, groups, &v)?),
                 _ => return Err(agg.type_error(col.dtype())),
             };
@@ -130,7 +132,11 @@ fn extreme<T: GroupElem>(
     T::seg_extreme(&sorted, valid_sorted, &groups.starts, max)
 }
 
-fn sum<T: GroupElem>(a: &Array<T>, groups: &Groups, valid_sorted: &Array<u8>) -> Result<Array<T::Acc>> {
+fn sum<T: GroupElem>(
+    a: &Array<T>,
+    groups: &Groups,
+    valid_sorted: &Array<u8>,
+) -> Result<Array<T::Acc>> {
     let sorted = T::gather(a, &groups.perm)?;
     T::seg_sum(&sorted, valid_sorted, &groups.starts)
 }

@@ -9,8 +9,7 @@
 use gpukit::Array;
 
 use super::kernels::{
-    cfg, gb_offsets_from_sums, gb_pack_bits, gb_take_str_bytes, gb_take_str_lens,
-    gb_unpack_bits,
+    cfg, gb_offsets_from_sums, gb_pack_bits, gb_take_str_bytes, gb_take_str_lens, gb_unpack_bits,
 };
 use super::typed::{all_valid, go, last, GroupElem};
 use crate::bitmap::Bitmap;
@@ -56,7 +55,15 @@ fn take_strings(s: &Utf8Data, idx: &Array<i64>) -> Result<Utf8Data> {
         0
     };
     let mut bytes = Array::<u8>::zeros_on(total, &dev)?;
-    go!(gb_take_str_bytes, m, s.offsets(), s.bytes(), idx, &offsets, &mut bytes);
+    go!(
+        gb_take_str_bytes,
+        m,
+        s.offsets(),
+        s.bytes(),
+        idx,
+        &offsets,
+        &mut bytes
+    );
     Ok(Utf8Data::from_parts_unchecked(offsets, bytes))
 }
 
@@ -120,7 +127,9 @@ mod tests {
         let idx = Array::from_slice_on(&[3i64, 1, 2, 2, 0], &cpu).unwrap();
         let extra = Array::from_slice_on(&[1u8, 1, 1, 0, 1], &cpu).unwrap();
         let t = take_column(&s, &idx, Some(&extra), "t").unwrap();
-        let ColumnData::Utf8(u) = t.data() else { panic!() };
+        let ColumnData::Utf8(u) = t.data() else {
+            panic!()
+        };
         assert_eq!(u.to_strings().unwrap(), ["xyz", "", "日本", "日本", "a"]);
         assert_eq!(
             t.validity().unwrap().to_bools().unwrap(),

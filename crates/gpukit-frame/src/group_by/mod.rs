@@ -66,8 +66,8 @@ use crate::column::Column;
 use crate::error::{FrameError, Result};
 use crate::frame::DataFrame;
 
-pub(crate) use gather::{take_column, valid_bytes};
-pub(crate) use keys::{groups_of, Groups};
+pub(crate) use gather::valid_bytes;
+use keys::groups_of;
 pub(crate) use rank::column_codes;
 pub(crate) use typed::GroupElem;
 

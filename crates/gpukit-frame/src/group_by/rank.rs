@@ -80,7 +80,16 @@ pub(crate) fn string_codes(s: &Utf8Data) -> Result<(Array<u64>, usize)> {
         // bytes this round: what fits beside the code and the 4-bit length tag
         let k = ((64 - code_bits - 4) / 8).min(7);
         let mut keys = Array::<u64>::zeros_on(n, &dev)?;
-        go!(gb_str_chunk, n, s.offsets(), s.bytes(), &codes, pos, k, &mut keys);
+        go!(
+            gb_str_chunk,
+            n,
+            s.offsets(),
+            s.bytes(),
+            &codes,
+            pos,
+            k,
+            &mut keys
+        );
         let r = dense_rank(&keys)?;
         codes = r.codes;
         distinct = r.distinct;
@@ -132,8 +141,11 @@ mod tests {
 
     #[test]
     fn ranks_are_dense_and_ordered() {
-        let a = Array::from_slice_on(&[3.0f64, f64::NAN, -0.0, 0.0, 3.0, -1.0, f64::NAN], &Device::Cpu)
-            .unwrap();
+        let a = Array::from_slice_on(
+            &[3.0f64, f64::NAN, -0.0, 0.0, 3.0, -1.0, f64::NAN],
+            &Device::Cpu,
+        )
+        .unwrap();
         let r = dense_rank(&a).unwrap();
         assert_eq!(r.codes.to_vec().unwrap(), [2, 3, 1, 1, 2, 0, 3]);
         assert_eq!(r.distinct, 4);
@@ -143,8 +155,17 @@ mod tests {
     #[test]
     fn strings_rank_by_bytes_with_prefixes_first() {
         let rows = [
-            "b", "", "ab", "ab\0", "abc", "a", "日本", "abcdefghijklmnopq", "abcdefghijklmnopr",
-            "ab", "Zürich",
+            "b",
+            "",
+            "ab",
+            "ab\0",
+            "abc",
+            "a",
+            "日本",
+            "abcdefghijklmnopq",
+            "abcdefghijklmnopr",
+            "ab",
+            "Zürich",
         ];
         let s = Utf8Data::from_strs_on(&rows, &Device::Cpu).unwrap();
         let (codes, distinct) = string_codes(&s).unwrap();

@@ -27,8 +27,11 @@ pub(crate) trait GroupElem: Numeric {
     /// 1 where sorted value `i` differs from value `i - 1`.
     fn differ(sorted: &Array<Self>) -> Result<Array<u64>>;
     /// Sum of valid values per segment.
-    fn seg_sum(vals: &Array<Self>, valid: &Array<u8>, starts: &Array<i64>)
-        -> Result<Array<Self::Acc>>;
+    fn seg_sum(
+        vals: &Array<Self>,
+        valid: &Array<u8>,
+        starts: &Array<i64>,
+    ) -> Result<Array<Self::Acc>>;
     /// (valid count, mean, std with ddof 1) per segment.
     fn seg_moments(
         vals: &Array<Self>,
@@ -98,13 +101,69 @@ macro_rules! group_elem {
     };
 }
 
-group_elem!(u8, u32, gb_gather_u8, gb_differ_u8, gb_sum_u8, gb_moments_u8, gb_extreme_u8);
-group_elem!(i32, i64, gb_gather_i32, gb_differ_i32, gb_sum_i32, gb_moments_i32, gb_extreme_i32);
-group_elem!(i64, i64, gb_gather_i64, gb_differ_i64, gb_sum_i64, gb_moments_i64, gb_extreme_i64);
-group_elem!(u32, u64, gb_gather_u32, gb_differ_u32, gb_sum_u32, gb_moments_u32, gb_extreme_u32);
-group_elem!(u64, u64, gb_gather_u64, gb_differ_u64, gb_sum_u64, gb_moments_u64, gb_extreme_u64);
-group_elem!(f32, f64, gb_gather_f32, gb_differ_f32, gb_sum_f32, gb_moments_f32, gb_extreme_f32);
-group_elem!(f64, f64, gb_gather_f64, gb_differ_f64, gb_sum_f64, gb_moments_f64, gb_extreme_f64);
+group_elem!(
+    u8,
+    u32,
+    gb_gather_u8,
+    gb_differ_u8,
+    gb_sum_u8,
+    gb_moments_u8,
+    gb_extreme_u8
+);
+group_elem!(
+    i32,
+    i64,
+    gb_gather_i32,
+    gb_differ_i32,
+    gb_sum_i32,
+    gb_moments_i32,
+    gb_extreme_i32
+);
+group_elem!(
+    i64,
+    i64,
+    gb_gather_i64,
+    gb_differ_i64,
+    gb_sum_i64,
+    gb_moments_i64,
+    gb_extreme_i64
+);
+group_elem!(
+    u32,
+    u64,
+    gb_gather_u32,
+    gb_differ_u32,
+    gb_sum_u32,
+    gb_moments_u32,
+    gb_extreme_u32
+);
+group_elem!(
+    u64,
+    u64,
+    gb_gather_u64,
+    gb_differ_u64,
+    gb_sum_u64,
+    gb_moments_u64,
+    gb_extreme_u64
+);
+group_elem!(
+    f32,
+    f64,
+    gb_gather_f32,
+    gb_differ_f32,
+    gb_sum_f32,
+    gb_moments_f32,
+    gb_extreme_f32
+);
+group_elem!(
+    f64,
+    f64,
+    gb_gather_f64,
+    gb_differ_f64,
+    gb_sum_f64,
+    gb_moments_f64,
+    gb_extreme_f64
+);
 
 /// The last element of a non-empty 1-D array, read back to the host (one element moves).
 pub(crate) fn last<T: GroupElem>(a: &Array<T>) -> Result<T> {
