@@ -447,7 +447,11 @@ fn long_strings_with_shared_prefixes_group_exactly() {
         Column::from_slice_on("v", &(0..400).collect::<Vec<i32>>(), &cpu).unwrap(),
     ])
     .unwrap();
-    check(&df, &["s"], &[Agg::len(), Agg::sum("v"), Agg::min("v").alias("lo")]);
+    check(
+        &df,
+        &["s"],
+        &[Agg::len(), Agg::sum("v"), Agg::min("v").alias("lo")],
+    );
     assert_eq!(df.column("s").unwrap().n_unique().unwrap(), 7);
 }
 
