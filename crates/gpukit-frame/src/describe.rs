@@ -3,7 +3,7 @@
 //! `50%`, `75%`, `max`) and one `f64` column per described column.
 //!
 //! The reductions run on the device with the group-by kernels (the whole column as one group):
-//! count, mean and standard deviation (ddof = 1, `f64`, in row order), the minimum and maximum
+//! count, mean and standard deviation (ddof = 1, `f64`, in a fixed order), the minimum and maximum
 //! (nulls and NaN skipped), and the percentiles from a stable sort of the column's codes
 //! (nulls first, NaN last). Only the nine numbers per column come back to the host.
 //!
@@ -19,7 +19,7 @@ use crate::bitmap::Bitmap;
 use crate::column::{Column, ColumnData};
 use crate::error::Result;
 use crate::frame::DataFrame;
-use crate::group_by::{column_codes, valid_bytes, GroupElem};
+use crate::group_by::{column_codes, moments, pieces, valid_bytes, GroupElem};
 
 /// The row names of [`DataFrame::describe`], in order.
 pub const DESCRIBE_STATISTICS: [&str; 9] = [
@@ -93,8 +93,9 @@ fn describe_values<T: GroupElem>(
         return Ok(s);
     }
     let starts = Array::from_slice_on(&[0i64, n as i64], &dev)?;
+    let one_group = Array::<u64>::zeros_on(n, &dev)?;
     let valid = valid_bytes(col)?;
-    let (_, mean, std) = T::seg_moments(vals, &valid, &starts)?;
+    let (_, mean, std) = moments(vals, &valid, &pieces(&starts, &one_group, 1)?)?;
     s[2] = Some(mean.to_vec()?[0]);
     s[3] = (count > 1).then_some(std.to_vec()?[0]);
     let (lo, _) = T::seg_extreme(vals, &valid, &starts, false)?;

@@ -1,17 +1,18 @@
 //! One aggregation over grouped rows, on the device: the column's values (and validity) are
-//! gathered into group order, then one kernel thread per group reduces its contiguous segment
-//! in row order. Integer sums accumulate in 64 bits; float sums, means and standard deviations
-//! in `f64`, in a fixed order (no float atomics), so results are the same bits on every run and
-//! on both backends. `min`/`max`/`first` find a row per group and gather it (any type, strings
+//! gathered into group order, then reduced in two levels (pieces of at most 256 rows, then each
+//! group's pieces; see `segments`). Integer sums accumulate in 64 bits; float sums, means and
+//! standard deviations in `f64`, in a fixed order (no float atomics), so results are the same
+//! bits on every run and on both backends. `min`/`max` pick a position per piece, then per group. `min`/`max`/`first` find a row per group and gather it (any type, strings
 //! included); `n_unique` ranks (group, value) pairs and counts each group's distinct ones.
 
 use gpukit::Array;
 
 use super::agg::{Agg, AggKind};
 use super::gather::{pack, take_column, valid_bytes};
-use super::kernels::{cfg, gb_at_least, gb_count_firsts, gb_seg_count, gb_seg_len};
+use super::kernels::{cfg, gb_at_least, gb_count_firsts, gb_seg_len};
 use super::keys::Groups;
 use super::rank::{column_codes, combine, dense_rank, string_codes};
+use super::segments;
 use super::typed::{go, rows_at, GroupElem};
 use crate::column::{Column, ColumnData};
 use crate::error::Result;
@@ -45,9 +46,7 @@ pub(crate) fn aggregate(
         AggKind::Len => Column::from_array(name, group_lens(groups, dev)?),
         AggKind::Count => {
             let v = valid_sorted()?;
-            let mut out = u32_zeros(groups, dev)?;
-            go!(gb_seg_count, g, &v, &groups.starts, &mut out);
-            Column::from_array(name, out)
+            Column::from_array(name, segments::count(&v, &groups.pieces)?.astype::<u32>()?)
         }
         AggKind::First => {
             let rows = rows_at(&groups.perm, &groups.starts, g)?;
@@ -129,7 +128,7 @@ fn extreme<T: GroupElem>(
     max: bool,
 ) -> Result<(Array<i64>, Array<u8>)> {
     let sorted = T::gather(a, &groups.perm)?;
-    T::seg_extreme(&sorted, valid_sorted, &groups.starts, max)
+    segments::extreme(&sorted, valid_sorted, &groups.pieces, max)
 }
 
 fn sum<T: GroupElem>(
@@ -138,7 +137,7 @@ fn sum<T: GroupElem>(
     valid_sorted: &Array<u8>,
 ) -> Result<Array<T::Acc>> {
     let sorted = T::gather(a, &groups.perm)?;
-    T::seg_sum(&sorted, valid_sorted, &groups.starts)
+    segments::sum(&sorted, valid_sorted, &groups.pieces)
 }
 
 fn moments<T: GroupElem>(
@@ -147,5 +146,5 @@ fn moments<T: GroupElem>(
     valid_sorted: &Array<u8>,
 ) -> Result<(Array<i64>, Array<f64>, Array<f64>)> {
     let sorted = T::gather(a, &groups.perm)?;
-    T::seg_moments(&sorted, valid_sorted, &groups.starts)
+    segments::moments(&sorted, valid_sorted, &groups.pieces)
 }

@@ -154,6 +154,70 @@ pub fn gb_desc_key(cnt: &[u32], out: &mut [u64]) {
     }
 }
 
+/// Piece boundaries over sorted positions: `flags[p] = 1` where a piece starts at `p > 0`
+/// (a group starts there, or `p` is a multiple of `c`).
+#[kernel]
+pub fn gb_mark_pieces(sorted_groups: &[u64], c: i64, flags: &mut [u64]) {
+    let p = grid(1);
+    if p < flags.len() {
+        let mut f = 0u64;
+        if p > 0 {
+            if (p as i64) % c == 0 || sorted_groups[p - 1] != sorted_groups[p] {
+                f = 1;
+            }
+        }
+        flags[p] = f;
+    }
+}
+
+/// `out[g]` = the first piece of group `g` (`piece_of[starts[g]]`), `out[groups] = pieces`.
+#[kernel]
+pub fn gb_group_pieces(starts: &[i64], piece_of: &[u64], pieces: i64, out: &mut [i64]) {
+    let g = grid(1);
+    if g < out.len() {
+        if g + 1 == out.len() {
+            out[g] = pieces;
+        } else {
+            out[g] = piece_of[starts[g] as usize] as i64;
+        }
+    }
+}
+
+/// The group of each piece: `out[k] = sorted_groups[piece_starts[k]]`.
+#[kernel]
+pub fn gb_piece_group(piece_starts: &[i64], sorted_groups: &[u64], out: &mut [u64]) {
+    let k = grid(1);
+    if k < out.len() {
+        out[k] = sorted_groups[piece_starts[k] as usize];
+    }
+}
+
+/// `mean[g] = sum[g] / cnt[g]` (0 where `cnt[g] == 0`).
+#[kernel]
+pub fn gb_mean(sum: &[f64], cnt: &[i64], mean: &mut [f64]) {
+    let g = grid(1);
+    if g < mean.len() {
+        mean[g] = if cnt[g] > 0 {
+            sum[g] / (cnt[g] as f64)
+        } else {
+            0.0
+        };
+    }
+}
+
+/// `std[g] = sqrt(q[g] / (cnt[g] - 1))` (0 where `cnt[g] < 2`).
+#[kernel]
+pub fn gb_std(q: &[f64], cnt: &[i64], std: &mut [f64]) {
+    let g = grid(1);
+    if g < std.len() {
+        std[g] = if cnt[g] > 1 {
+            (q[g] / ((cnt[g] - 1) as f64)).sqrt()
+        } else {
+            0.0
+        };
+    }
+}
+
 /// Each row's string length in bytes.
 #[kernel]
 pub fn gb_str_lens(offsets: &[i64], out: &mut [i64]) {
@@ -242,12 +306,36 @@ pub fn gb_take_str_bytes(
     }
 }
 
-/// Kernels stamped per element type: gather, adjacent-difference flags, segmented sum, mean and
-/// standard deviation, and the position of a segment's minimum/maximum. The `float` arm treats
+/// Kernels stamped per element type: gather, adjacent-difference flags, segmented sum, squared
+/// deviations from a group mean, and the position of a segment's minimum/maximum. The `float` arm treats
 /// every NaN as one value (one group, ordered last) and skips NaN in min/max unless a group
 /// holds nothing else, as Polars.
 macro_rules! typed_kernels {
-    (common $t:ident, $acc:ident, $gather:ident, $sum:ident, $moments:ident) => {
+    (common $t:ident, $acc:ident, $gather:ident, $sum:ident, $sqdev:ident) => {
+        /// Sum of squared deviations of each piece's valid values from its group's mean.
+        #[kernel]
+        pub fn $sqdev(
+            vals: &[$t],
+            valid: &[u8],
+            piece_starts: &[i64],
+            piece_group: &[u64],
+            mean: &[f64],
+            out: &mut [f64],
+        ) {
+            let k = grid(1);
+            if k < out.len() {
+                let m = mean[piece_group[k] as usize];
+                let mut q = 0.0f64;
+                for p in (piece_starts[k] as usize)..(piece_starts[k + 1] as usize) {
+                    if valid[p] != 0 {
+                        let d = vals[p] as f64 - m;
+                        q += d * d;
+                    }
+                }
+                out[k] = q;
+            }
+        }
+
         /// `out[i] = src[idx[i]]`.
         #[kernel]
         pub fn $gather(src: &[$t], idx: &[i64], out: &mut [$t]) {
@@ -271,45 +359,9 @@ macro_rules! typed_kernels {
                 out[g] = s;
             }
         }
-
-        /// Valid count, mean and standard deviation (ddof = 1, two passes) of each segment.
-        #[kernel]
-        pub fn $moments(
-            vals: &[$t],
-            valid: &[u8],
-            starts: &[i64],
-            cnt: &mut [i64],
-            mean: &mut [f64],
-            std: &mut [f64],
-        ) {
-            let g = grid(1);
-            if g < cnt.len() {
-                let a = starts[g] as usize;
-                let b = starts[g + 1] as usize;
-                let mut n = 0i64;
-                let mut s = 0.0f64;
-                for p in a..b {
-                    if valid[p] != 0 {
-                        s += vals[p] as f64;
-                        n += 1;
-                    }
-                }
-                let m = if n > 0 { s / (n as f64) } else { 0.0 };
-                let mut q = 0.0f64;
-                for p in a..b {
-                    if valid[p] != 0 {
-                        let d = vals[p] as f64 - m;
-                        q += d * d;
-                    }
-                }
-                cnt[g] = n;
-                mean[g] = m;
-                std[g] = if n > 1 { (q / ((n - 1) as f64)).sqrt() } else { 0.0 };
-            }
-        }
     };
-    (int $t:ident, $acc:ident, $gather:ident, $differ:ident, $sum:ident, $moments:ident, $extreme:ident) => {
-        typed_kernels!(common $t, $acc, $gather, $sum, $moments);
+    (int $t:ident, $acc:ident, $gather:ident, $differ:ident, $sum:ident, $extreme:ident, $sqdev:ident) => {
+        typed_kernels!(common $t, $acc, $gather, $sum, $sqdev);
 
         /// `flags[i] = 1` where sorted value `i` differs from value `i - 1` (0 at 0).
         #[kernel]
@@ -360,8 +412,8 @@ macro_rules! typed_kernels {
             }
         }
     };
-    (float $t:ident, $acc:ident, $gather:ident, $differ:ident, $sum:ident, $moments:ident, $extreme:ident) => {
-        typed_kernels!(common $t, $acc, $gather, $sum, $moments);
+    (float $t:ident, $acc:ident, $gather:ident, $differ:ident, $sum:ident, $extreme:ident, $sqdev:ident) => {
+        typed_kernels!(common $t, $acc, $gather, $sum, $sqdev);
 
         /// `flags[i] = 1` where sorted value `i` differs from value `i - 1` (0 at 0); NaN
         /// equals NaN, -0.0 equals 0.0.
@@ -426,10 +478,17 @@ macro_rules! typed_kernels {
     };
 }
 
-typed_kernels!(int u8, u32, gb_gather_u8, gb_differ_u8, gb_sum_u8, gb_moments_u8, gb_extreme_u8);
-typed_kernels!(int i32, i64, gb_gather_i32, gb_differ_i32, gb_sum_i32, gb_moments_i32, gb_extreme_i32);
-typed_kernels!(int i64, i64, gb_gather_i64, gb_differ_i64, gb_sum_i64, gb_moments_i64, gb_extreme_i64);
-typed_kernels!(int u32, u64, gb_gather_u32, gb_differ_u32, gb_sum_u32, gb_moments_u32, gb_extreme_u32);
-typed_kernels!(int u64, u64, gb_gather_u64, gb_differ_u64, gb_sum_u64, gb_moments_u64, gb_extreme_u64);
-typed_kernels!(float f32, f64, gb_gather_f32, gb_differ_f32, gb_sum_f32, gb_moments_f32, gb_extreme_f32);
-typed_kernels!(float f64, f64, gb_gather_f64, gb_differ_f64, gb_sum_f64, gb_moments_f64, gb_extreme_f64);
+#[rustfmt::skip]
+typed_kernels!(int u8, u32, gb_gather_u8, gb_differ_u8, gb_sum_u8, gb_extreme_u8, gb_sqdev_u8);
+#[rustfmt::skip]
+typed_kernels!(int i32, i64, gb_gather_i32, gb_differ_i32, gb_sum_i32, gb_extreme_i32, gb_sqdev_i32);
+#[rustfmt::skip]
+typed_kernels!(int i64, i64, gb_gather_i64, gb_differ_i64, gb_sum_i64, gb_extreme_i64, gb_sqdev_i64);
+#[rustfmt::skip]
+typed_kernels!(int u32, u64, gb_gather_u32, gb_differ_u32, gb_sum_u32, gb_extreme_u32, gb_sqdev_u32);
+#[rustfmt::skip]
+typed_kernels!(int u64, u64, gb_gather_u64, gb_differ_u64, gb_sum_u64, gb_extreme_u64, gb_sqdev_u64);
+#[rustfmt::skip]
+typed_kernels!(float f32, f64, gb_gather_f32, gb_differ_f32, gb_sum_f32, gb_extreme_f32, gb_sqdev_f32);
+#[rustfmt::skip]
+typed_kernels!(float f64, f64, gb_gather_f64, gb_differ_f64, gb_sum_f64, gb_extreme_f64, gb_sqdev_f64);

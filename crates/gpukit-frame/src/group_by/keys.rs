@@ -7,6 +7,7 @@ use gpukit::Array;
 
 use super::kernels::{cfg, gb_seg_starts};
 use super::rank::{column_codes, combine, dense_rank};
+use super::segments::{pieces, Pieces};
 use super::typed::go;
 use crate::column::Column;
 use crate::error::Result;
@@ -21,6 +22,8 @@ pub(crate) struct Groups {
     pub starts: Array<i64>,
     /// The group of each row.
     pub codes: Array<u64>,
+    /// The groups cut into pieces for two-level reductions.
+    pub pieces: Pieces,
 }
 
 /// Groups the rows of `keys` (columns of one height on one device, at least one).
@@ -38,7 +41,9 @@ pub(crate) fn groups_of(keys: &[&Column]) -> Result<Groups> {
     let r = dense_rank(&acc)?;
     let mut starts = Array::<i64>::zeros_on(r.distinct + 1, &dev)?;
     go!(gb_seg_starts, n, &r.sorted_codes, &mut starts);
+    let pieces = pieces(&starts, &r.sorted_codes, r.distinct)?;
     Ok(Groups {
+        pieces,
         n_groups: r.distinct,
         perm: r.perm,
         starts,

@@ -42,10 +42,11 @@
 //!   [`Agg::first`] (the first row, null or not) and [`Agg::n_unique`] (null is a value).
 //!   [`Agg::count`] counts non-null values (Polars' `pl.col(x).count()`).
 //! - Sums of integers accumulate in 64 bits; means and standard deviations (ddof = 1) are `f64`.
-//!   **Float results are deterministic**: each group is reduced by one thread in row order
-//!   (a sort-based segmented reduction, no float atomics), so the bits are the same on every
-//!   run and on both backends. (A very large group is reduced by one thread; that is the cost
-//!   of this order.)
+//!   **Float results are deterministic**: a sort-based segmented reduction in a fixed order
+//!   (pieces of at most 256 rows, each summed by one thread in row order, then each group's
+//!   pieces in order; no float atomics), so the bits are the same on every run and on both
+//!   backends. `min`/`max` (and `n_unique`'s count) are exact in any order; `min`/`max` walk a
+//!   group in one thread.
 //! - Unknown columns, empty key lists, and `sum`/`mean`/`std` of strings, dates or timestamps
 //!   are errors naming the column and its type; nothing the caller holds changes.
 
@@ -55,6 +56,7 @@ mod gather;
 mod kernels;
 mod keys;
 mod rank;
+mod segments;
 #[cfg(test)]
 mod tests;
 mod typed;
@@ -69,6 +71,7 @@ use crate::frame::DataFrame;
 pub(crate) use gather::valid_bytes;
 use keys::groups_of;
 pub(crate) use rank::column_codes;
+pub(crate) use segments::{moments, pieces};
 pub(crate) use typed::GroupElem;
 
 /// A frame split into groups by key columns; [`GroupBy::agg`] computes the result.

@@ -2,7 +2,7 @@
 //! `u64`, `f32`, `f64`), each tied to its kernels in [`super::kernels`], and small launch
 //! helpers shared by the other files. Everything here runs on the arrays' device.
 
-use gpukit::{Array, Device, Element, Numeric};
+use gpukit::{Array, Device, Numeric};
 
 use super::kernels::*;
 use crate::error::Result;
@@ -21,7 +21,7 @@ pub(crate) use go;
 /// An element type with grouping kernels.
 pub(crate) trait GroupElem: Numeric {
     /// The type sums accumulate in and are returned as (`i64`, `u64`, `u32` for booleans, `f64`).
-    type Acc: Element;
+    type Acc: GroupElem;
     /// `src[idx[i]]` for every `i`.
     fn gather(src: &Array<Self>, idx: &Array<i64>) -> Result<Array<Self>>;
     /// 1 where sorted value `i` differs from value `i - 1`.
@@ -32,12 +32,14 @@ pub(crate) trait GroupElem: Numeric {
         valid: &Array<u8>,
         starts: &Array<i64>,
     ) -> Result<Array<Self::Acc>>;
-    /// (valid count, mean, std with ddof 1) per segment.
-    fn seg_moments(
+    /// Sum of squared deviations of valid values from `mean[piece_group[k]]` per piece `k`.
+    fn seg_sqdev(
         vals: &Array<Self>,
         valid: &Array<u8>,
-        starts: &Array<i64>,
-    ) -> Result<(Array<i64>, Array<f64>, Array<f64>)>;
+        piece_starts: &Array<i64>,
+        piece_group: &Array<u64>,
+        mean: &Array<f64>,
+    ) -> Result<Array<f64>>;
     /// (position, found) of each segment's minimum or maximum.
     fn seg_extreme(
         vals: &Array<Self>,
@@ -48,7 +50,7 @@ pub(crate) trait GroupElem: Numeric {
 }
 
 macro_rules! group_elem {
-    ($t:ident, $acc:ident, $gather:ident, $differ:ident, $sum:ident, $moments:ident, $extreme:ident) => {
+    ($t:ident, $acc:ident, $gather:ident, $differ:ident, $sum:ident, $extreme:ident, $sqdev:ident) => {
         impl GroupElem for $t {
             type Acc = $acc;
             fn gather(src: &Array<$t>, idx: &Array<i64>) -> Result<Array<$t>> {
@@ -71,18 +73,26 @@ macro_rules! group_elem {
                 go!($sum, g, vals, valid, starts, &mut out);
                 Ok(out)
             }
-            fn seg_moments(
+            fn seg_sqdev(
                 vals: &Array<$t>,
                 valid: &Array<u8>,
-                starts: &Array<i64>,
-            ) -> Result<(Array<i64>, Array<f64>, Array<f64>)> {
-                let g = starts.size() - 1;
-                let dev = vals.device();
-                let mut cnt = Array::<i64>::zeros_on(g, &dev)?;
-                let mut mean = Array::<f64>::zeros_on(g, &dev)?;
-                let mut std = Array::<f64>::zeros_on(g, &dev)?;
-                go!($moments, g, vals, valid, starts, &mut cnt, &mut mean, &mut std);
-                Ok((cnt, mean, std))
+                piece_starts: &Array<i64>,
+                piece_group: &Array<u64>,
+                mean: &Array<f64>,
+            ) -> Result<Array<f64>> {
+                let k = piece_group.size();
+                let mut out = Array::<f64>::zeros_on(k, &vals.device())?;
+                go!(
+                    $sqdev,
+                    k,
+                    vals,
+                    valid,
+                    piece_starts,
+                    piece_group,
+                    mean,
+                    &mut out
+                );
+                Ok(out)
             }
             fn seg_extreme(
                 vals: &Array<$t>,
@@ -101,69 +111,20 @@ macro_rules! group_elem {
     };
 }
 
-group_elem!(
-    u8,
-    u32,
-    gb_gather_u8,
-    gb_differ_u8,
-    gb_sum_u8,
-    gb_moments_u8,
-    gb_extreme_u8
-);
-group_elem!(
-    i32,
-    i64,
-    gb_gather_i32,
-    gb_differ_i32,
-    gb_sum_i32,
-    gb_moments_i32,
-    gb_extreme_i32
-);
-group_elem!(
-    i64,
-    i64,
-    gb_gather_i64,
-    gb_differ_i64,
-    gb_sum_i64,
-    gb_moments_i64,
-    gb_extreme_i64
-);
-group_elem!(
-    u32,
-    u64,
-    gb_gather_u32,
-    gb_differ_u32,
-    gb_sum_u32,
-    gb_moments_u32,
-    gb_extreme_u32
-);
-group_elem!(
-    u64,
-    u64,
-    gb_gather_u64,
-    gb_differ_u64,
-    gb_sum_u64,
-    gb_moments_u64,
-    gb_extreme_u64
-);
-group_elem!(
-    f32,
-    f64,
-    gb_gather_f32,
-    gb_differ_f32,
-    gb_sum_f32,
-    gb_moments_f32,
-    gb_extreme_f32
-);
-group_elem!(
-    f64,
-    f64,
-    gb_gather_f64,
-    gb_differ_f64,
-    gb_sum_f64,
-    gb_moments_f64,
-    gb_extreme_f64
-);
+#[rustfmt::skip]
+group_elem!(u8, u32, gb_gather_u8, gb_differ_u8, gb_sum_u8, gb_extreme_u8, gb_sqdev_u8);
+#[rustfmt::skip]
+group_elem!(i32, i64, gb_gather_i32, gb_differ_i32, gb_sum_i32, gb_extreme_i32, gb_sqdev_i32);
+#[rustfmt::skip]
+group_elem!(i64, i64, gb_gather_i64, gb_differ_i64, gb_sum_i64, gb_extreme_i64, gb_sqdev_i64);
+#[rustfmt::skip]
+group_elem!(u32, u64, gb_gather_u32, gb_differ_u32, gb_sum_u32, gb_extreme_u32, gb_sqdev_u32);
+#[rustfmt::skip]
+group_elem!(u64, u64, gb_gather_u64, gb_differ_u64, gb_sum_u64, gb_extreme_u64, gb_sqdev_u64);
+#[rustfmt::skip]
+group_elem!(f32, f64, gb_gather_f32, gb_differ_f32, gb_sum_f32, gb_extreme_f32, gb_sqdev_f32);
+#[rustfmt::skip]
+group_elem!(f64, f64, gb_gather_f64, gb_differ_f64, gb_sum_f64, gb_extreme_f64, gb_sqdev_f64);
 
 /// The last element of a non-empty 1-D array, read back to the host (one element moves).
 pub(crate) fn last<T: GroupElem>(a: &Array<T>) -> Result<T> {
