@@ -196,7 +196,7 @@ fn check_group_by(n: usize, seed: u64, key_sets: &[&[&str]]) {
             .filter(|a| !keys.contains(&a.output_name()))
             .collect();
         let g = on_gpu.group_by(keys).unwrap().agg(&a).unwrap();
-        assert_eq!(g.device(), Some(dev.clone()), "the result stays on the GPU");
+        assert_eq!(g.device(), Some(dev), "the result stays on the GPU");
         let c = cpu.group_by(keys).unwrap().agg(&a).unwrap();
         assert_same(&g, &c, &format!("group_by {keys:?}, {n} rows"));
     }
