@@ -492,3 +492,89 @@ typed_kernels!(int u64, u64, gb_gather_u64, gb_differ_u64, gb_sum_u64, gb_extrem
 typed_kernels!(float f32, f64, gb_gather_f32, gb_differ_f32, gb_sum_f32, gb_extreme_f32, gb_sqdev_f32);
 #[rustfmt::skip]
 typed_kernels!(float f64, f64, gb_gather_f64, gb_differ_f64, gb_sum_f64, gb_extreme_f64, gb_sqdev_f64);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kernel's CUDA translation compiles with NVRTC (libnvrtc only, no GPU; skipped
+    /// visibly without it, a failure with `GPUKIT_REQUIRE_NVRTC=1`).
+    #[test]
+    fn every_kernel_compiles_with_nvrtc() {
+        if !gpukit::testing::nvrtc_or_skip() {
+            return;
+        }
+        for info in [
+            &gb_unpack_bits::INFO,
+            &gb_pack_bits::INFO,
+            &gb_scatter_u64::INFO,
+            &gb_null_code::INFO,
+            &gb_combine::INFO,
+            &gb_seg_starts::INFO,
+            &gb_rows_at::INFO,
+            &gb_seg_len::INFO,
+            &gb_seg_count::INFO,
+            &gb_count_firsts::INFO,
+            &gb_at_least::INFO,
+            &gb_desc_key::INFO,
+            &gb_mark_pieces::INFO,
+            &gb_group_pieces::INFO,
+            &gb_piece_group::INFO,
+            &gb_mean::INFO,
+            &gb_std::INFO,
+            &gb_str_lens::INFO,
+            &gb_str_chunk::INFO,
+            &gb_take_str_lens::INFO,
+            &gb_offsets_from_sums::INFO,
+            &gb_take_str_bytes::INFO,
+            &gb_gather_u8::INFO,
+            &gb_differ_u8::INFO,
+            &gb_sum_u8::INFO,
+            &gb_extreme_u8::INFO,
+            &gb_sqdev_u8::INFO,
+            &gb_gather_i32::INFO,
+            &gb_differ_i32::INFO,
+            &gb_sum_i32::INFO,
+            &gb_extreme_i32::INFO,
+            &gb_sqdev_i32::INFO,
+            &gb_gather_i64::INFO,
+            &gb_differ_i64::INFO,
+            &gb_sum_i64::INFO,
+            &gb_extreme_i64::INFO,
+            &gb_sqdev_i64::INFO,
+            &gb_gather_u32::INFO,
+            &gb_differ_u32::INFO,
+            &gb_sum_u32::INFO,
+            &gb_extreme_u32::INFO,
+            &gb_sqdev_u32::INFO,
+            &gb_gather_u64::INFO,
+            &gb_differ_u64::INFO,
+            &gb_sum_u64::INFO,
+            &gb_extreme_u64::INFO,
+            &gb_sqdev_u64::INFO,
+            &gb_gather_f32::INFO,
+            &gb_differ_f32::INFO,
+            &gb_sum_f32::INFO,
+            &gb_extreme_f32::INFO,
+            &gb_sqdev_f32::INFO,
+            &gb_gather_f64::INFO,
+            &gb_differ_f64::INFO,
+            &gb_sum_f64::INFO,
+            &gb_extreme_f64::INFO,
+            &gb_sqdev_f64::INFO,
+        ] {
+            let ptx = gpukit::__private::ptx(info).unwrap_or_else(|e| {
+                panic!(
+                    "`{}` does not compile:\n{e}\n{}",
+                    info.name,
+                    gpukit::__private::full_source(info)
+                )
+            });
+            assert!(
+                ptx.contains(&format!(".entry {}(", info.name)),
+                "{}",
+                info.name
+            );
+        }
+    }
+}
