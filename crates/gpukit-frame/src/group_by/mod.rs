@@ -26,8 +26,8 @@
 //! column's longest row and byte totals.
 //!
 //! **How rows become groups.** Each key column becomes dense codes that order like its values
-//! (strings by their UTF-8 bytes, ranked a few bytes per round; see [`rank`](self) notes in the
-//! source); several keys are combined pairwise and ranked again. No hashing is involved, so
+//! (strings by their UTF-8 bytes, ranked a few bytes per round: the code so far and the next
+//! bytes packed into one `u64`); several keys are combined pairwise and ranked again. No hashing is involved, so
 //! there are no hash collisions: two rows share a group exactly when their keys are equal.
 //!
 //! **Semantics** (Polars' where it defines them):
