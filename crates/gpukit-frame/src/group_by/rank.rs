@@ -179,4 +179,32 @@ mod tests {
             assert_eq!(codes[i], want, "{r:?}");
         }
     }
+
+    #[test]
+    fn random_strings_rank_as_a_host_sort() {
+        use rand::rngs::StdRng;
+        use rand::{Rng, SeedableRng};
+        let mut rng = StdRng::seed_from_u64(3);
+        let alphabet = ["a", "b", "\0", "é", "日", "z"];
+        // many distinct values, so later rounds carry wide codes and fewer bytes each
+        let rows: Vec<String> = (0..4000)
+            .map(|_| {
+                let len = rng.random_range(0..40);
+                (0..len)
+                    .map(|_| alphabet[rng.random_range(0..alphabet.len())])
+                    .collect()
+            })
+            .collect();
+        let s = Utf8Data::from_strs_on(&rows, &Device::Cpu).unwrap();
+        let (codes, distinct) = string_codes(&s).unwrap();
+        let codes = codes.to_vec().unwrap();
+        let mut sorted: Vec<&[u8]> = rows.iter().map(|r| r.as_bytes()).collect();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(distinct, sorted.len());
+        for (i, r) in rows.iter().enumerate() {
+            let want = sorted.binary_search(&r.as_bytes()).unwrap() as u64;
+            assert_eq!(codes[i], want, "{r:?}");
+        }
+    }
 }
