@@ -14,12 +14,16 @@
 //! - [`str_ops`]: string operations, `col.str().to_uppercase()` (device kernels).
 //! - [`rolling`]: rolling-window statistics and user window kernels (device kernels).
 //! - [`udf`]: user `#[kernel]`/`#[vectorize]` functions over columns (`apply_rows`).
+//! - [`group_by`]: `group_by(..).agg(..)`, `value_counts`, `unique`, `n_unique` on the device.
+//! - [`describe`]: `describe()`, summary statistics on the device.
 
 pub mod bitmap;
 pub mod column;
+pub mod describe;
 pub mod dtype;
 pub mod error;
 pub mod frame;
+pub mod group_by;
 pub mod rolling;
 pub mod str_ops;
 pub mod strings;
@@ -37,8 +41,10 @@ pub use strings::Utf8Data;
 
 /// What a notebook imports: `use gpukit_frame::prelude::*;`.
 pub mod prelude {
+    pub use crate::group_by::{Agg, GroupBy};
     pub use crate::{
-        Bitmap, Column, ColumnData, DataFrame, FrameDType, FrameError, TimeUnit, Utf8Data,
+        Bitmap, Column, ColumnData, DataFrame, FrameDType, FrameError, RollingOptions, TimeUnit,
+        Utf8Data,
     };
 }
 
