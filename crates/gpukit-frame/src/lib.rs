@@ -11,24 +11,39 @@
 //! - [`strings`]: [`Utf8Data`], a string column's offsets and bytes on a device.
 //! - [`column`]: [`Column`], a named column: [`ColumnData`] plus an optional validity [`Bitmap`].
 //! - [`frame`]: [`DataFrame`], columns of one height with unique names.
+//!
+//! Built on those (each its own concept):
+//! - [`select`]: choosing columns and rows (`select`, `drop`, `rename`, `with_column`, `head`,
+//!   `tail`, `slice`), on the device.
+//! - [`display`]: text and HTML tables (only the shown rows leave the device).
+//! - [`io`]: CSV (parsed on the host with arrow-csv), Arrow `RecordBatch`, gpukit arrays, and
+//!   Polars (feature `polars`).
+//! - [`datasets`]: generated data, such as Wikipedia-pageview-like logs.
 
 pub mod bitmap;
 pub mod column;
+pub mod datasets;
+pub mod display;
 pub mod dtype;
 pub mod error;
 pub mod frame;
+pub mod io;
+pub mod select;
 pub mod strings;
 
 pub use bitmap::Bitmap;
 pub use column::{Column, ColumnData};
+pub use display::{display_options, set_display_options, DisplayOptions};
 pub use dtype::{FrameDType, TimeUnit};
 pub use error::{FrameError, Result};
 pub use frame::DataFrame;
+pub use io::csv::{read_csv, read_csv_from, write_csv, write_csv_to, CsvOptions};
 pub use strings::Utf8Data;
 
 /// What a notebook imports: `use gpukit_frame::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        Bitmap, Column, ColumnData, DataFrame, FrameDType, FrameError, TimeUnit, Utf8Data,
+        read_csv, read_csv_from, write_csv, write_csv_to, Bitmap, Column, ColumnData, CsvOptions,
+        DataFrame, FrameDType, FrameError, TimeUnit, Utf8Data,
     };
 }
