@@ -3,7 +3,9 @@
 //!
 //! Where it runs: on the host. A Polars frame lives in host memory, so its columns are gathered
 //! into one host buffer each and copied to the device (and back the other way). The feature
-//! builds Polars with `default-features = false` and only `dtype-date` and `dtype-datetime`.
+//! builds only `polars-core` (the crate that defines the `DataFrame` that `polars::prelude`
+//! re-exports, so a notebook's `polars` frames are these), with `default-features = false` and
+//! only `dtype-date` and `dtype-datetime`.
 //!
 //! Types: Polars `Boolean`, `Int32`, `Int64`, `UInt32`, `UInt64`, `Float32`, `Float64`,
 //! `String`, `Date` and `Datetime(unit, None)` map to the frame types of the same names.
@@ -56,51 +58,32 @@ fn from_series(s: &pl::Series, device: &Device) -> Result<Column> {
     let name = s.name().as_str();
     let e = |err| polars_err(name, err);
     match s.dtype() {
-        pl::DataType::Boolean => gather(
-            name,
-            s.bool().map_err(e)?.into_iter(),
-            ColumnData::Bool,
-            device,
-        ),
-        pl::DataType::Int32 => gather(
-            name,
-            s.i32().map_err(e)?.into_iter(),
-            ColumnData::Int32,
-            device,
-        ),
-        pl::DataType::Int64 => gather(
-            name,
-            s.i64().map_err(e)?.into_iter(),
-            ColumnData::Int64,
-            device,
-        ),
-        pl::DataType::UInt32 => gather(
-            name,
-            s.u32().map_err(e)?.into_iter(),
-            ColumnData::UInt32,
-            device,
-        ),
-        pl::DataType::UInt64 => gather(
-            name,
-            s.u64().map_err(e)?.into_iter(),
-            ColumnData::UInt64,
-            device,
-        ),
+        pl::DataType::Boolean => {
+            gather(name, s.bool().map_err(e)?.iter(), ColumnData::Bool, device)
+        }
+        pl::DataType::Int32 => gather(name, s.i32().map_err(e)?.iter(), ColumnData::Int32, device),
+        pl::DataType::Int64 => gather(name, s.i64().map_err(e)?.iter(), ColumnData::Int64, device),
+        pl::DataType::UInt32 => {
+            gather(name, s.u32().map_err(e)?.iter(), ColumnData::UInt32, device)
+        }
+        pl::DataType::UInt64 => {
+            gather(name, s.u64().map_err(e)?.iter(), ColumnData::UInt64, device)
+        }
         pl::DataType::Float32 => gather(
             name,
-            s.f32().map_err(e)?.into_iter(),
+            s.f32().map_err(e)?.iter(),
             ColumnData::Float32,
             device,
         ),
         pl::DataType::Float64 => gather(
             name,
-            s.f64().map_err(e)?.into_iter(),
+            s.f64().map_err(e)?.iter(),
             ColumnData::Float64,
             device,
         ),
         pl::DataType::Date => gather(
             name,
-            s.date().map_err(e)?.physical().into_iter(),
+            s.date().map_err(e)?.physical().iter(),
             ColumnData::Date,
             device,
         ),
@@ -112,7 +95,7 @@ fn from_series(s: &pl::Series, device: &Device) -> Result<Column> {
             };
             gather(
                 name,
-                s.datetime().map_err(e)?.physical().into_iter(),
+                s.datetime().map_err(e)?.physical().iter(),
                 |a| ColumnData::Timestamp(a, unit),
                 device,
             )
@@ -123,7 +106,7 @@ fn from_series(s: &pl::Series, device: &Device) -> Result<Column> {
             let mut bytes = Vec::new();
             let mut valid = Vec::with_capacity(ca.len());
             offsets.push(0i64);
-            for v in ca.into_iter() {
+            for v in ca.iter() {
                 valid.push(v.is_some());
                 bytes.extend_from_slice(v.unwrap_or("").as_bytes());
                 offsets.push(bytes.len() as i64);
