@@ -376,6 +376,15 @@ mod tests {
     }
 
     #[test]
+    fn slice_validity_compiles_with_nvrtc() {
+        if !gpukit::testing::nvrtc_or_skip() {
+            return;
+        }
+        let ptx = slice_validity.ptx().unwrap();
+        assert!(ptx.contains(".entry"), "{ptx}");
+    }
+
+    #[test]
     fn slices_match_a_host_slice_at_every_offset() {
         let (f, ints, strs) = random_frame(37, 7);
         for offset in 0..=37usize {

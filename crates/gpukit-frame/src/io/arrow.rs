@@ -215,6 +215,44 @@ impl ColumnBuilder {
         Ok(())
     }
 
+    /// Appends the rows gathered by `other` (a builder of the same column type, e.g. for a later
+    /// chunk of the same file).
+    pub(crate) fn extend(&mut self, other: ColumnBuilder) -> Result<()> {
+        let mut other = other;
+        let bits = other.validity.finish();
+        self.validity.append_buffer(&bits);
+        self.nulls += other.nulls;
+        match (&mut self.values, other.values) {
+            (HostValues::Bool(a), HostValues::Bool(b)) => a.extend(b),
+            (HostValues::Int32(a), HostValues::Int32(b)) => a.extend(b),
+            (HostValues::Int64(a), HostValues::Int64(b)) => a.extend(b),
+            (HostValues::UInt32(a), HostValues::UInt32(b)) => a.extend(b),
+            (HostValues::UInt64(a), HostValues::UInt64(b)) => a.extend(b),
+            (HostValues::Float32(a), HostValues::Float32(b)) => a.extend(b),
+            (HostValues::Float64(a), HostValues::Float64(b)) => a.extend(b),
+            (HostValues::Date(a), HostValues::Date(b)) => a.extend(b),
+            (HostValues::Timestamp(a, _), HostValues::Timestamp(b, _)) => a.extend(b),
+            (
+                HostValues::Utf8 { offsets, bytes },
+                HostValues::Utf8 {
+                    offsets: o,
+                    bytes: b,
+                },
+            ) => {
+                let base = bytes.len() as i64;
+                offsets.extend(o[1..].iter().map(|x| x + base));
+                bytes.extend(b);
+            }
+            _ => {
+                return Err(FrameError::Type(format!(
+                    "column `{}`: joining host columns of different types",
+                    self.name
+                )))
+            }
+        }
+        Ok(())
+    }
+
     /// The column on `device`: one copy per buffer.
     pub(crate) fn finish(mut self, device: &Device) -> Result<Column> {
         let len = self.validity.len();

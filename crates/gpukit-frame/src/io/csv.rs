@@ -6,8 +6,10 @@
 //! its own (cuDF's is thousands of lines of CUDA) and the file has to cross from disk through
 //! host memory anyway. So the file is parsed in batches on the host, each column is gathered
 //! into one host buffer, and then it moves to the target device ([`CsvOptions::device`],
-//! gpukit's default device unless set) in one copy per buffer. Writing copies each column to the
-//! host once per chunk of rows and formats it there.
+//! gpukit's default device unless set) in one copy per buffer. [`read_csv`] can parse a file on
+//! several threads ([`CsvOptions::with_threads`]: the file is split at line ends and each chunk
+//! parsed by its own reader), as Polars does. Writing copies each column to the host once per
+//! chunk of rows and formats it there.
 //!
 //! Types: given by a schema ([`CsvOptions::with_schema`]) or inferred from the first
 //! [`CsvOptions::infer_rows`] rows by arrow-csv (`Format::infer_schema`): `i64`, `f64`, `bool`,
@@ -55,6 +57,9 @@ pub struct CsvOptions {
     pub infer_rows: Option<usize>,
     /// Where the columns go (`None`: gpukit's default device).
     pub device: Option<Device>,
+    /// Threads that parse a file in [`read_csv`] (1; 0 = every core). With more than one, the
+    /// file is read into memory and split at line ends, so no quoted field may span lines.
+    pub threads: usize,
 }
 
 impl Default for CsvOptions {
@@ -67,6 +72,7 @@ impl Default for CsvOptions {
             schema: None,
             infer_rows: Some(1000),
             device: None,
+            threads: 1,
         }
     }
 }
@@ -118,6 +124,12 @@ impl CsvOptions {
         self
     }
 
+    /// Parses a file on `threads` threads (0 = every core); see [`CsvOptions::threads`].
+    pub fn with_threads(mut self, threads: usize) -> CsvOptions {
+        self.threads = threads;
+        self
+    }
+
     /// Puts the columns on `device`.
     pub fn with_device(mut self, device: &Device) -> CsvOptions {
         self.device = Some(*device);
@@ -138,7 +150,17 @@ pub fn read_csv(path: impl AsRef<Path>, options: &CsvOptions) -> Result<DataFram
     let path = path.as_ref();
     let file = File::open(path)
         .map_err(|e| FrameError::Input(format!("cannot open {}: {e}", path.display())))?;
-    read_csv_from(BufReader::with_capacity(1 << 20, file), options).map_err(|e| match e {
+    let threads = match options.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    let read = if threads > 1 {
+        drop(file);
+        read_csv_parallel(path, options, threads)
+    } else {
+        read_csv_from(BufReader::with_capacity(1 << 20, file), options)
+    };
+    read.map_err(|e| match e {
         FrameError::Input(m) => FrameError::Input(format!("{}: {m}", path.display())),
         other => other,
     })
@@ -146,58 +168,69 @@ pub fn read_csv(path: impl AsRef<Path>, options: &CsvOptions) -> Result<DataFram
 
 /// Reads CSV text from `reader` into a frame on `options.device`. The reader must be seekable
 /// because type inference reads the first rows and then starts again (wrap bytes in
-/// `std::io::Cursor`).
+/// `std::io::Cursor`). Always parses on one thread ([`CsvOptions::threads`] applies to
+/// [`read_csv`]).
 pub fn read_csv_from<R: Read + Seek>(mut reader: R, options: &CsvOptions) -> Result<DataFrame> {
     let device = options.device.unwrap_or_else(gpukit::default_device);
-    let schema = match &options.schema {
-        Some(s) => Schema::new(
+    let schema = resolve_schema(&mut reader, options)?;
+    let builders = parse(reader, &schema, options.format())?;
+    finish(builders, &device)
+}
+
+/// The schema to parse with: the given one, or the inferred one (the reader is put back where
+/// it was) with `options.names` applied and all-empty columns read as strings.
+fn resolve_schema<R: Read + Seek>(reader: &mut R, options: &CsvOptions) -> Result<Schema> {
+    if let Some(s) = &options.schema {
+        return Ok(Schema::new(
             s.iter()
                 .map(|(name, t)| Field::new(name, reader_type(*t), true))
                 .collect::<Vec<_>>(),
-        ),
-        None => {
-            let start = reader.stream_position().map_err(io_err)?;
-            let (inferred, _) = options
-                .format()
-                .infer_schema(&mut reader, options.infer_rows)
-                .map_err(|e| csv_error(e, &[]))?;
-            reader.seek(SeekFrom::Start(start)).map_err(io_err)?;
-            let names: Vec<String> = match &options.names {
-                Some(n) if n.len() != inferred.fields().len() => {
-                    return Err(FrameError::Input(format!(
-                        "{} column names given for a CSV of {} columns",
-                        n.len(),
-                        inferred.fields().len()
-                    )))
-                }
-                Some(n) => n.clone(),
-                None => inferred.fields().iter().map(|f| f.name().clone()).collect(),
-            };
-            Schema::new(
-                inferred
-                    .fields()
-                    .iter()
-                    .zip(names)
-                    .map(|(f, name)| {
-                        // A column with no values at all is read as strings (all null).
-                        let t = match f.data_type() {
-                            DataType::Null => DataType::Utf8,
-                            t => t.clone(),
-                        };
-                        Field::new(name, t, true)
-                    })
-                    .collect::<Vec<_>>(),
-            )
+        ));
+    }
+    let start = reader.stream_position().map_err(io_err)?;
+    let (inferred, _) = options
+        .format()
+        .infer_schema(&mut *reader, options.infer_rows)
+        .map_err(|e| csv_error(e, &[]))?;
+    reader.seek(SeekFrom::Start(start)).map_err(io_err)?;
+    let names: Vec<String> = match &options.names {
+        Some(n) if n.len() != inferred.fields().len() => {
+            return Err(FrameError::Input(format!(
+                "{} column names given for a CSV of {} columns",
+                n.len(),
+                inferred.fields().len()
+            )))
         }
+        Some(n) => n.clone(),
+        None => inferred.fields().iter().map(|f| f.name().clone()).collect(),
     };
+    Ok(Schema::new(
+        inferred
+            .fields()
+            .iter()
+            .zip(names)
+            .map(|(f, name)| {
+                // A column with no values at all is read as strings (all null).
+                let t = match f.data_type() {
+                    DataType::Null => DataType::Utf8,
+                    t => t.clone(),
+                };
+                Field::new(name, t, true)
+            })
+            .collect::<Vec<_>>(),
+    ))
+}
+
+/// Parses all of `reader` with `schema` into host columns.
+fn parse<R: Read>(reader: R, schema: &Schema, format: Format) -> Result<Vec<ColumnBuilder>> {
     let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     let mut builders = schema
         .fields()
         .iter()
         .map(|f| ColumnBuilder::new(f.name(), f.data_type()))
         .collect::<Result<Vec<_>>>()?;
-    let csv = ReaderBuilder::new(Arc::new(schema))
-        .with_format(options.format())
+    let csv = ReaderBuilder::new(Arc::new(schema.clone()))
+        .with_format(format)
         .with_batch_size(BATCH_ROWS)
         .build(reader)
         .map_err(|e| csv_error(e, &names))?;
@@ -207,11 +240,91 @@ pub fn read_csv_from<R: Read + Seek>(mut reader: R, options: &CsvOptions) -> Res
             b.append(col.as_ref())?;
         }
     }
+    Ok(builders)
+}
+
+fn finish(builders: Vec<ColumnBuilder>, device: &Device) -> Result<DataFrame> {
     let columns = builders
         .into_iter()
-        .map(|b| b.finish(&device))
+        .map(|b| b.finish(device))
         .collect::<Result<Vec<_>>>()?;
     DataFrame::new(columns)
+}
+
+/// [`read_csv`] on `threads` threads: the file is read into memory, split at line ends into
+/// one chunk per thread, each chunk parsed by its own arrow-csv reader, and the host columns
+/// joined in order.
+fn read_csv_parallel(path: &Path, options: &CsvOptions, threads: usize) -> Result<DataFrame> {
+    use rayon::prelude::*;
+    let device = options.device.unwrap_or_else(gpukit::default_device);
+    let data = std::fs::read(path).map_err(io_err)?;
+    let schema = resolve_schema(&mut std::io::Cursor::new(&data[..]), options)?;
+    let body = if options.has_header {
+        data.iter()
+            .position(|b| *b == b'\n')
+            .map_or(data.len(), |i| i + 1)
+    } else {
+        0
+    };
+    // Chunk bounds: every chunk but the first starts just after a line end.
+    let mut bounds = vec![body];
+    for k in 1..threads {
+        let guess = body + (data.len() - body) * k / threads;
+        let at = data[guess.max(*bounds.last().unwrap_or(&body))..]
+            .iter()
+            .position(|b| *b == b'\n')
+            .map_or(data.len(), |i| {
+                guess.max(*bounds.last().unwrap_or(&body)) + i + 1
+            });
+        bounds.push(at);
+    }
+    bounds.push(data.len());
+    bounds.dedup();
+    let format = options.format().with_header(false);
+    let header_lines = usize::from(options.has_header);
+    let parts = bounds
+        .par_windows(2)
+        .map(|w| {
+            let lines_before = || header_lines + count_lines(&data[body..w[0]]);
+            parse(&data[w[0]..w[1]], &schema, format.clone()).map_err(|e| match e {
+                FrameError::Input(m) => FrameError::Input(shift_lines(&m, lines_before())),
+                other => other,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    drop(data);
+    let mut parts = parts.into_iter();
+    let mut builders = match parts.next() {
+        Some(b) => b,
+        None => parse(&b""[..], &schema, format)?,
+    };
+    for part in parts {
+        for (b, p) in builders.iter_mut().zip(part) {
+            b.extend(p)?;
+        }
+    }
+    finish(builders, &device)
+}
+
+fn count_lines(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|b| **b == b'\n').count()
+}
+
+/// An arrow-csv message about `line N` of a chunk, renumbered to the line of the file.
+fn shift_lines(msg: &str, lines_before: usize) -> String {
+    let Some(at) = msg.find("line ").map(|i| i + "line ".len()) else {
+        return msg.to_string();
+    };
+    let digits: String = msg[at..].chars().take_while(char::is_ascii_digit).collect();
+    match digits.parse::<usize>() {
+        Ok(n) => format!(
+            "{}{}{}",
+            &msg[..at],
+            n + lines_before,
+            &msg[at + digits.len()..]
+        ),
+        Err(_) => msg.to_string(),
+    }
 }
 
 /// Writes `frame` as CSV with a header row to the file at `path` (created or truncated).
@@ -455,6 +568,59 @@ mod tests {
         // Inferred types read the same file back too.
         let inferred = read(&text, &cpu().with_delimiter(b';')).unwrap();
         assert_eq!(inferred.dtypes()[..4], frame.dtypes()[..4]);
+    }
+
+    #[test]
+    fn parallel_reads_equal_the_sequential_read() {
+        let dir = std::env::temp_dir().join(format!("gpukit-frame-par-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("pv.txt");
+        crate::datasets::pageviews::write_pageviews(&path, 5000, 11).unwrap();
+        let o = cpu().with_delimiter(b' ').with_header(false).with_names(&[
+            "project",
+            "page_title",
+            "requests",
+            "bytes",
+        ]);
+        let one = read_csv(&path, &o).unwrap();
+        for threads in [2, 3, 7, 0] {
+            let many = read_csv(&path, &o.clone().with_threads(threads)).unwrap();
+            assert_eq!(
+                many.to_record_batch().unwrap(),
+                one.to_record_batch().unwrap(),
+                "{threads} threads"
+            );
+        }
+        // With a header, nulls, and an error on a line deep in the file.
+        let mut text = String::from("a,b\n");
+        for i in 0..1000 {
+            text += &if i % 3 == 0 {
+                format!("{i},\n")
+            } else {
+                format!("{i},x{i}\n")
+            };
+        }
+        let csv = dir.join("h.csv");
+        std::fs::write(&csv, &text).unwrap();
+        let seq = read_csv(&csv, &cpu()).unwrap();
+        let par = read_csv(&csv, &cpu().with_threads(4)).unwrap();
+        assert_eq!(
+            par.to_record_batch().unwrap(),
+            seq.to_record_batch().unwrap()
+        );
+        assert_eq!(par.column("b").unwrap().null_count(), 334);
+        text.insert_str(text.len() - 4, ",extra");
+        std::fs::write(&csv, &text).unwrap();
+        let schema = [("a", FrameDType::Int64), ("b", FrameDType::Utf8)];
+        let e1 = read_csv(&csv, &cpu().with_schema(&schema))
+            .unwrap_err()
+            .to_string();
+        let e4 = read_csv(&csv, &cpu().with_schema(&schema).with_threads(4))
+            .unwrap_err()
+            .to_string();
+        assert!(e1.contains("line 1001"), "{e1}");
+        assert!(e4.contains("line 1001"), "{e4}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
