@@ -9,7 +9,7 @@
 //! - [`dtype`]: [`FrameDType`], the logical type of a column.
 //! - [`bitmap`]: [`Bitmap`], Arrow's validity bitmap (one bit per row, 1 = valid) on a device.
 //! - [`strings`]: [`Utf8Data`], a string column's offsets and bytes on a device.
-//! - [`column`]: [`Column`], a named column: [`ColumnData`] plus an optional validity [`Bitmap`].
+//! - [`column`](mod@column): [`Column`], a named column: [`ColumnData`] plus an optional validity [`Bitmap`].
 //! - [`frame`]: [`DataFrame`], columns of one height with unique names.
 //!
 //! Built on those (each its own concept):
