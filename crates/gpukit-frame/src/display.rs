@@ -2,6 +2,9 @@
 //! with a shape line and a row of column types, and an HTML table for notebooks
 //! ([`DataFrame::to_html`], [`DataFrame::evcxr_display`]).
 //!
+//! Why this file is long: the text and HTML renderers share one row/column selection, and
+//! their tests (every type, elision, escaping, wide characters) sit beside them.
+//!
 //! A frame taller than [`DisplayOptions::max_rows`] shows its first and last
 //! [`DisplayOptions::edge_rows`] rows around a `…` row; a frame wider than
 //! [`DisplayOptions::max_cols`] elides its middle columns the same way. Nulls show as `null`,

@@ -1,5 +1,9 @@
 //! CSV in and out: [`read_csv`] / [`read_csv_from`] and [`write_csv`] / [`write_csv_to`].
 //!
+//! Why this file is long: the sequential and the multi-threaded reader share schema and error
+//! handling, and the tests beside them (inference, schemas, malformed rows, round trips,
+//! parallel reads) are half of it.
+//!
 //! Where it runs: **parsing and formatting run on the host**, with the maintained `arrow-csv`
 //! crate (Apache arrow-rs), not on the GPU. Splitting a text file into fields is branchy,
 //! byte-serial work that depends on quotes and line ends; a GPU parser is a large project of
