@@ -417,8 +417,8 @@ fn fft_norms_axes_and_views_match_the_cpu() {
         "fft of a transpose",
     );
     close_c(
-        &fft::fft2(g.slice(s![.., ..;2, ..]).unwrap()).unwrap(),
-        &fft::fft2(c.slice(s![.., ..;2, ..]).unwrap()).unwrap(),
+        &fft::fft2(&g.slice(s![.., ..;2, ..]).unwrap()).unwrap(),
+        &fft::fft2(&c.slice(s![.., ..;2, ..]).unwrap()).unwrap(),
         "fft2 of a slice",
     );
     let (hg, hc) = (

@@ -49,40 +49,40 @@ impl FftFloat for f32 {}
 impl FftFloat for f64 {}
 
 /// The FFT of every signal along the last axis (NumPy's `fft.fft(a)`).
-pub fn fft<T: FftFloat>(a: impl AsView<Complex<T>>) -> Result<Array<Complex<T>>> {
+pub fn fft<T: FftFloat>(a: &(impl AsView<Complex<T>> + ?Sized)) -> Result<Array<Complex<T>>> {
     c2c("fft", &*a.as_view().contiguous()?, 1, false)
 }
 
 /// The inverse FFT along the last axis, divided by its length (NumPy's `fft.ifft(a)`).
-pub fn ifft<T: FftFloat>(a: impl AsView<Complex<T>>) -> Result<Array<Complex<T>>> {
+pub fn ifft<T: FftFloat>(a: &(impl AsView<Complex<T>> + ?Sized)) -> Result<Array<Complex<T>>> {
     c2c("ifft", &*a.as_view().contiguous()?, 1, true)
 }
 
 /// The 2-D FFT over the last two axes, batched over any leading one (NumPy's `fft.fft2`).
-pub fn fft2<T: FftFloat>(a: impl AsView<Complex<T>>) -> Result<Array<Complex<T>>> {
+pub fn fft2<T: FftFloat>(a: &(impl AsView<Complex<T>> + ?Sized)) -> Result<Array<Complex<T>>> {
     c2c("fft2", &*a.as_view().contiguous()?, 2, false)
 }
 
 /// The inverse of [`fft2`], divided by the number of points of the last two axes.
-pub fn ifft2<T: FftFloat>(a: impl AsView<Complex<T>>) -> Result<Array<Complex<T>>> {
+pub fn ifft2<T: FftFloat>(a: &(impl AsView<Complex<T>> + ?Sized)) -> Result<Array<Complex<T>>> {
     c2c("ifft2", &*a.as_view().contiguous()?, 2, true)
 }
 
 /// The n-D FFT over every axis of a 1-, 2- or 3-D array (NumPy's `fft.fftn`).
-pub fn fftn<T: FftFloat>(a: impl AsView<Complex<T>>) -> Result<Array<Complex<T>>> {
+pub fn fftn<T: FftFloat>(a: &(impl AsView<Complex<T>> + ?Sized)) -> Result<Array<Complex<T>>> {
     let a = a.as_view().contiguous()?;
     c2c("fftn", &a, a.ndim(), false)
 }
 
 /// The inverse of [`fftn`], divided by the number of elements.
-pub fn ifftn<T: FftFloat>(a: impl AsView<Complex<T>>) -> Result<Array<Complex<T>>> {
+pub fn ifftn<T: FftFloat>(a: &(impl AsView<Complex<T>> + ?Sized)) -> Result<Array<Complex<T>>> {
     let a = a.as_view().contiguous()?;
     c2c("ifftn", &a, a.ndim(), true)
 }
 
 /// The FFT of real signals along the last axis, as its non-negative frequencies: `n / 2 + 1`
 /// complex values for `n` points (NumPy's `fft.rfft(a)`).
-pub fn rfft<T: FftFloat>(a: impl AsView<T>) -> Result<Array<Complex<T>>> {
+pub fn rfft<T: FftFloat>(a: &(impl AsView<T> + ?Sized)) -> Result<Array<Complex<T>>> {
     let a = a.as_view().contiguous()?;
     let a: &Array<T> = &a;
     let n = check_axes("rfft", a.shape(), 1)?;
@@ -98,7 +98,7 @@ pub fn rfft<T: FftFloat>(a: impl AsView<T>) -> Result<Array<Complex<T>>> {
 
 /// The inverse of [`rfft`] for signals of even length: `m` values on the last axis give
 /// `n = 2 * (m - 1)` real points (NumPy's `fft.irfft(a)`), divided by `n`.
-pub fn irfft<T: FftFloat>(a: impl AsView<Complex<T>>) -> Result<Array<T>> {
+pub fn irfft<T: FftFloat>(a: &(impl AsView<Complex<T>> + ?Sized)) -> Result<Array<T>> {
     let a = a.as_view();
     let m = a.shape().last().copied().unwrap_or(0);
     if m < 2 {
@@ -108,7 +108,7 @@ pub fn irfft<T: FftFloat>(a: impl AsView<Complex<T>>) -> Result<Array<T>> {
             a.shape()
         )));
     }
-    irfft_n(a, 2 * (m - 1))
+    irfft_n(&a, 2 * (m - 1))
 }
 
 /// The inverse of [`rfft`] giving `n` real points along the last axis (NumPy's
@@ -116,7 +116,7 @@ pub fn irfft<T: FftFloat>(a: impl AsView<Complex<T>>) -> Result<Array<T>> {
 /// axis: as in NumPy, a longer axis is cropped to them and a shorter one padded with zeros
 /// (`n = 0` is an error). The imaginary parts of the zero frequency (and of the Nyquist one for
 /// even `n`) are ignored, as they must be zero for a real signal.
-pub fn irfft_n<T: FftFloat>(a: impl AsView<Complex<T>>, n: usize) -> Result<Array<T>> {
+pub fn irfft_n<T: FftFloat>(a: &(impl AsView<Complex<T>> + ?Sized), n: usize) -> Result<Array<T>> {
     let a = a.as_view();
     check_axes("irfft", a.shape(), 1)?;
     if n == 0 {

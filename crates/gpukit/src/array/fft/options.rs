@@ -84,47 +84,50 @@ fn scaled<T: FftFloat>(mut a: Array<Complex<T>>, f: f64) -> Result<Array<Complex
 
 /// The FFT along the last axis with NumPy's `norm` (`fft.fft(a, norm=...)`).
 pub fn fft_norm<T: FftFloat>(
-    a: impl AsView<Complex<T>>,
+    a: &(impl AsView<Complex<T>> + ?Sized),
     norm: impl IntoNorm,
 ) -> Result<Array<Complex<T>>> {
     let norm = norm.into_norm()?;
     let a = a.as_view();
     let n = a.shape().last().copied().unwrap_or(0);
-    scaled(super::fft(a)?, norm.rescale(n, false))
+    scaled(super::fft(&a)?, norm.rescale(n, false))
 }
 
 /// The inverse FFT along the last axis with NumPy's `norm` (`fft.ifft(a, norm=...)`).
 pub fn ifft_norm<T: FftFloat>(
-    a: impl AsView<Complex<T>>,
+    a: &(impl AsView<Complex<T>> + ?Sized),
     norm: impl IntoNorm,
 ) -> Result<Array<Complex<T>>> {
     let norm = norm.into_norm()?;
     let a = a.as_view();
     let n = a.shape().last().copied().unwrap_or(0);
-    scaled(super::ifft(a)?, norm.rescale(n, true))
+    scaled(super::ifft(&a)?, norm.rescale(n, true))
 }
 
 /// The FFT of real signals along the last axis with NumPy's `norm` (`fft.rfft(a, norm=...)`).
-pub fn rfft_norm<T: FftFloat>(a: impl AsView<T>, norm: impl IntoNorm) -> Result<Array<Complex<T>>> {
+pub fn rfft_norm<T: FftFloat>(
+    a: &(impl AsView<T> + ?Sized),
+    norm: impl IntoNorm,
+) -> Result<Array<Complex<T>>> {
     let norm = norm.into_norm()?;
     let a = a.as_view();
     let n = a.shape().last().copied().unwrap_or(0);
-    scaled(rfft(a)?, norm.rescale(n, false))
+    scaled(rfft(&a)?, norm.rescale(n, false))
 }
 
 /// The inverse of [`rfft`](super::rfft) with NumPy's `n` and `norm` (`fft.irfft(a, n, norm=...)`):
 /// `n = None` gives `2 * (m - 1)` points for `m` values; otherwise the half spectrum is cropped
 /// or zero-padded to `n / 2 + 1` values as in [`irfft_n`](super::irfft_n).
 pub fn irfft_norm<T: FftFloat>(
-    a: impl AsView<Complex<T>>,
+    a: &(impl AsView<Complex<T>> + ?Sized),
     n: Option<usize>,
     norm: impl IntoNorm,
 ) -> Result<Array<T>> {
     let norm = norm.into_norm()?;
     let a = a.as_view();
     let mut out = match n {
-        Some(n) => irfft_n(a, n)?,
-        None => super::irfft(a)?,
+        Some(n) => irfft_n(&a, n)?,
+        None => super::irfft(&a)?,
     };
     let points = out.shape().last().copied().unwrap_or(0);
     let f = norm.rescale(points, true);
@@ -137,7 +140,7 @@ pub fn irfft_norm<T: FftFloat>(
 /// The n-D FFT over `axes` (NumPy's `fft.fftn(a, axes=..., norm=...)`; negative axes count from
 /// the end; each axis at most once; any number of them, an empty list copies `a`).
 pub fn fftn_axes<T: FftFloat>(
-    a: impl AsView<Complex<T>>,
+    a: &(impl AsView<Complex<T>> + ?Sized),
     axes: &[isize],
     norm: impl IntoNorm,
 ) -> Result<Array<Complex<T>>> {
@@ -146,7 +149,7 @@ pub fn fftn_axes<T: FftFloat>(
 
 /// The inverse n-D FFT over `axes` (NumPy's `fft.ifftn(a, axes=..., norm=...)`).
 pub fn ifftn_axes<T: FftFloat>(
-    a: impl AsView<Complex<T>>,
+    a: &(impl AsView<Complex<T>> + ?Sized),
     axes: &[isize],
     norm: impl IntoNorm,
 ) -> Result<Array<Complex<T>>> {

@@ -208,13 +208,13 @@ fn slice_assignment_writes_into_the_parent_like_ndarray() -> Result<()> {
     let mut hh = h.clone();
     // a[1:3, ::2] = b
     let b = host(&[2, 3], 8);
-    a.slice_mut(s![1..3, ..;2])?.assign(&cpu(&b))?;
+    a.slice_mut(s![1..3, ..;2])?.assign(cpu(&b))?;
     hh.slice_mut(s![1..3, ..;2]).assign(&b);
     // a[:, -1] = 7 ; a[3] = row broadcast ; reversed columns from a view of another array
     a.slice_mut(s![.., -1])?.fill(7.0)?;
     hh.slice_mut(s![.., -1]).fill(7.0);
     let row = host(&[1, 5], 4);
-    a.slice_mut(s![3, ..])?.assign(&cpu(&row))?;
+    a.slice_mut(s![3, ..])?.assign(cpu(&row))?;
     hh.slice_mut(s![3, ..]).assign(&row.index_axis(Axis(0), 0));
     let other = cpu(&host(&[5, 2], 6));
     a.slice_mut(s![..2, ..;-1])?.assign(other.t())?;
