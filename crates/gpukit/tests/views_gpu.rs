@@ -301,6 +301,34 @@ fn arctan2_matches_the_cpu() {
     assert_eq!(e.arctan2(&e).unwrap().shape(), &[0, 3]);
 }
 
+/// `where_` with a view as condition and views or scalars as values.
+#[test]
+fn where_with_views_matches_the_cpu() {
+    let Some((dev, _lock)) = gpu() else { return };
+    for shape in [[5usize, 3], [1, 1], [0, 4]] {
+        let (g, c) = pair(&shape, 4, &dev);
+        let (g2, c2) = pair(&[shape[1], shape[0]], 6, &dev);
+        let (gc, cc) = (g.t().gt(0.0).unwrap(), c.t().gt(0.0).unwrap());
+        let a = ArrayView::where_(&gc, g.t(), &g2).unwrap();
+        let b = ArrayView::where_(&cc, c.t(), &c2).unwrap();
+        assert_eq!(a.device(), dev);
+        close(
+            &a.to_vec().unwrap(),
+            &b.to_vec().unwrap(),
+            0.0,
+            &format!("{shape:?}"),
+        );
+        let a = ArrayView::where_(gc.view(), 0.0, g.t()).unwrap();
+        let b = ArrayView::where_(cc.view(), 0.0, c.t()).unwrap();
+        close(
+            &a.to_vec().unwrap(),
+            &b.to_vec().unwrap(),
+            0.0,
+            &format!("{shape:?} scalar"),
+        );
+    }
+}
+
 /// Slice assignment on the GPU writes what it writes on the CPU.
 #[test]
 fn slice_assignment_matches_the_cpu() {

@@ -76,6 +76,45 @@ impl<'a, T: Element> ArrayView<'a, T> {
         self.contiguous()?.all_axis(axis)
     }
 
+    /// NumPy's `where(cond, a, b)` with views: `a[i]` where `cond[i]`, else `b[i]`, each of
+    /// `cond`, `a` and `b` an array or a view of one shape (`a` and `b` may also be scalars), as
+    /// [`Array::where_`].
+    ///
+    /// ```
+    /// use gpukit::prelude::*;
+    /// # fn main() -> gpukit::Result<()> {
+    /// let x = Array::from_vec_on(vec![-1.0, 2.0, -3.0, 4.0], [2, 2], &Device::Cpu)?;
+    /// let relu_t = ArrayView::where_(&x.t().gt(0.0)?, x.t(), 0.0)?;
+    /// assert_eq!(relu_t.to_vec()?, vec![0.0, 0.0, 2.0, 4.0]);
+    /// # Ok(()) }
+    /// ```
+    pub fn where_<'b>(
+        cond: impl super::AsView<bool>,
+        a: impl super::IntoViewOperand<'b, T>,
+        b: impl super::IntoViewOperand<'b, T>,
+    ) -> Result<Array<T>> {
+        use super::ViewOperand as V;
+        let cond = cond.as_view();
+        let cond = cond.contiguous()?;
+        let (a, b) = (a.into_operand(), b.into_operand());
+        let held = |o: &V<'b, T>| -> Result<Option<Contiguous<'b, T>>> {
+            match o {
+                V::View(v) => Ok(Some(v.contiguous()?)),
+                V::Scalar(_) => Ok(None),
+            }
+        };
+        let (ha, hb) = (held(&a)?, held(&b)?);
+        match (&a, &b, &ha, &hb) {
+            (_, _, Some(x), Some(y)) => Array::where_(&cond, &**x, &**y),
+            (_, V::Scalar(y), Some(x), None) => Array::where_(&cond, &**x, *y),
+            (V::Scalar(x), _, None, Some(y)) => Array::where_(&cond, *x, &**y),
+            (V::Scalar(x), V::Scalar(y), None, None) => Array::where_(&cond, *x, *y),
+            _ => Err(crate::error::Error::Other(
+                "internal: a `where_` operand is neither a view nor a scalar".into(),
+            )),
+        }
+    }
+
     /// [`Array::count_nonzero_axis`] of the view's elements.
     pub fn count_nonzero_axis(&self, axis: impl IntoAxis) -> Result<Array<u64>> {
         self.contiguous()?.count_nonzero_axis(axis)

@@ -272,3 +272,31 @@ fn arctan2_and_cumprod_match_std_and_ndarray() -> Result<()> {
     assert!(y.cumprod_axis(2).is_err());
     Ok(())
 }
+
+#[test]
+fn where_takes_views_and_scalars() -> Result<()> {
+    let h = host(&[3, 4], 2);
+    let a = cpu(&h);
+    let b = cpu(&host(&[4, 3], 5));
+    let cond = a.t().gt(0.0)?;
+    let want: Vec<f64> = h
+        .t()
+        .iter()
+        .zip(host(&[4, 3], 5).iter())
+        .map(|(&x, &y)| if x > 0.0 { x } else { y })
+        .collect();
+    assert_eq!(crate::ArrayView::where_(&cond, a.t(), &b)?.to_vec()?, want);
+    let relu: Vec<f64> = h.t().iter().map(|&x| x.max(0.0)).collect();
+    assert_eq!(
+        crate::ArrayView::where_(cond.view(), a.t(), 0.0)?.to_vec()?,
+        relu
+    );
+    let ones: Vec<f64> = h
+        .t()
+        .iter()
+        .map(|&x| if x > 0.0 { 1.0 } else { -1.0 })
+        .collect();
+    assert_eq!(crate::ArrayView::where_(&cond, 1.0, -1.0)?.to_vec()?, ones);
+    assert!(crate::ArrayView::where_(&cond, &a, 0.0).is_err()); // (3, 4) vs (4, 3)
+    Ok(())
+}

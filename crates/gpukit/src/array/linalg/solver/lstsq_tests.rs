@@ -10,6 +10,7 @@ fn m(v: Vec<f64>, r: usize, c: usize) -> Array<f64> {
     Array::from_vec_on(v, [r, c], &Device::Cpu).unwrap()
 }
 
+#[cfg_attr(not(feature = "linalg"), allow(dead_code))]
 fn nd(a: &Array<f64>) -> Array2<f64> {
     let (r, c) = (a.shape()[0], a.shape()[1]);
     ArrayView2::from_shape((r, c), &a.to_vec().unwrap())
@@ -17,6 +18,7 @@ fn nd(a: &Array<f64>) -> Array2<f64> {
         .to_owned()
 }
 
+#[cfg_attr(not(feature = "linalg"), allow(dead_code))]
 fn vals(n: usize, seed: u64) -> Vec<f64> {
     (0..n as u64)
         .map(|i| (((i + 3) * 2654435761 + seed * 97) % 1000) as f64 / 500.0 - 1.0)
@@ -148,4 +150,14 @@ fn lstsq_and_slogdet_shape_errors() {
     );
     let e = slogdet(&a).unwrap_err();
     assert!(e.to_string().contains("square"), "{e}");
+}
+
+#[cfg(not(feature = "linalg"))]
+#[test]
+fn without_the_feature_the_cpu_errors_name_it() {
+    let a = m(vec![1.0, 0.0, 0.0, 1.0], 2, 2);
+    let e = lstsq(&a, &a, None).unwrap_err();
+    assert!(e.to_string().contains("`linalg` feature"), "{e}");
+    let e = slogdet(&a).unwrap_err();
+    assert!(e.to_string().contains("`linalg` feature"), "{e}");
 }
