@@ -57,6 +57,10 @@ use ndarray::SliceInfoElem;
 /// assert_eq!(t.copy()?.to_vec()?, vec![0., 3., 1., 4., 2., 5.]);
 /// let every_other = a.slice(s![.., ..;2])?;      // columns 0 and 2
 /// assert_eq!(every_other.to_vec()?, vec![0., 2., 3., 5.]);
+/// // Every array operation takes a view directly:
+/// assert_eq!(a.slice(s![.., 1..;2])?.sum()?, 1. + 4.);
+/// assert_eq!(a.t().sqrt()?.shape(), &[3, 2]);
+/// assert_eq!((&a.t() * 2.0)?.to_vec()?, vec![0., 6., 2., 8., 4., 10.]);
 /// # Ok(()) }
 /// ```
 pub struct ArrayView<'a, T: Element> {
