@@ -60,8 +60,8 @@ pub use array::linalg;
 pub use array::random;
 pub use array::Array;
 pub use array::{
-    concatenate, keepdims, stack, ArrayView, AsView, AxisArg, AxisIndex, IntoAxis, IntoRhs,
-    IntoShape, IntoViewOperand, NewShape, PinnedBuffer, Rhs, ViewOperand,
+    concatenate, keepdims, stack, ArrayView, ArrayViewMut, AsView, AxisArg, AxisIndex, IntoAxis,
+    IntoRhs, IntoShape, IntoViewOperand, NewShape, PinnedBuffer, Rhs, ViewOperand,
 };
 /// How a kernel was loaded: machine code or PTX, and from where (`Module::code()`).
 pub use backend::cuda::{CodeFormat, CodeOrigin, LoadedCode};
@@ -99,7 +99,7 @@ pub mod __private;
 /// through the module, `gpukit::plot::line(&x, &y)?`, or `use gpukit::plot;` and `plot::line`.
 pub mod prelude {
     pub use crate::array::fft;
-    pub use crate::array::{concatenate, stack, ArrayView};
+    pub use crate::array::{concatenate, stack, ArrayView, ArrayViewMut};
     pub use crate::array::{keepdims, random, Array, PinnedBuffer};
     pub use crate::device::{default_device, set_default_device, synchronize, with_device, Device};
     pub use crate::element::{Complex, DType, Element, Float, Numeric};

@@ -46,7 +46,8 @@ pub use construct::IntoShape;
 pub use ops::{IntoRhs, Rhs};
 pub use pinned::PinnedBuffer;
 pub use view::{
-    concatenate, stack, ArrayView, AsView, AxisIndex, IntoViewOperand, NewShape, ViewOperand,
+    concatenate, stack, ArrayView, ArrayViewMut, AsView, AxisIndex, IntoViewOperand, NewShape,
+    ViewOperand,
 };
 
 pub(crate) use storage::Storage;

@@ -1,7 +1,7 @@
 //! Reductions along an axis (`sum_axis`, `mean_axis`, `var_axis`, `argmax_axis`, ...,
 //! with [`keepdims`](super::axis::keepdims)), the whole-array reductions that NumPy has and
 //! `reduce` does not (`prod`, `var`, `std`, `argmin`, `argmax`, `any`, `all`), and cumulative
-//! sums. On a GPU they run the kernels of `kernels/axes`; on the CPU the same folds in parallel.
+//! sums and products. On a GPU they run the kernels of `kernels/axes`; on the CPU the same folds in parallel.
 //!
 //! NaN behaves as in NumPy: `min`/`max` propagate it, `argmin`/`argmax` give the first NaN,
 //! ties give the first occurrence.
@@ -415,21 +415,41 @@ impl<T: Numeric> Array<T> {
     /// `a.cumsum(axis=...)`.
     pub fn cumsum_axis(&self, axis: impl IntoAxis) -> Result<Array<T>> {
         let s = self.axis_split(axis, "cumsum")?;
-        self.cumsum_split(&s, self.shape().to_vec())
+        self.scan_split(&s, self.shape().to_vec(), false)
     }
 
     /// Cumulative sum of the elements in C order, as a 1-d array (NumPy's `a.cumsum()`).
     pub fn cumsum(&self) -> Result<Array<T>> {
-        self.cumsum_split(&self.flat_split(), vec![self.size()])
+        self.scan_split(&self.flat_split(), vec![self.size()], false)
     }
 
-    fn cumsum_split(&self, s: &Split, shape: Vec<usize>) -> Result<Array<T>> {
+    /// Cumulative product along `axis` (same shape; integers wrap), as NumPy's
+    /// `a.cumprod(axis=...)`.
+    pub fn cumprod_axis(&self, axis: impl IntoAxis) -> Result<Array<T>> {
+        let s = self.axis_split(axis, "cumprod")?;
+        self.scan_split(&s, self.shape().to_vec(), true)
+    }
+
+    /// Cumulative product of the elements in C order, as a 1-d array (NumPy's `a.cumprod()`).
+    pub fn cumprod(&self) -> Result<Array<T>> {
+        self.scan_split(&self.flat_split(), vec![self.size()], true)
+    }
+
+    /// The inclusive scan along `s`'s axis: sums, or products when `prod`.
+    fn scan_split(&self, s: &Split, shape: Vec<usize>, prod: bool) -> Result<Array<T>> {
         self.storage().ensure_usable()?;
         let dims = (s.outer, s.len, s.inner);
         match self.storage() {
-            Storage::Cpu(v) => Array::from_storage(shape, Storage::Cpu(cpu_cumsum(v, dims)?)),
+            Storage::Cpu(v) => {
+                let out = if prod {
+                    cpu_scan(v, dims, T::one(), T::elem_mul)?
+                } else {
+                    cpu_scan(v, dims, T::zero(), T::elem_add)?
+                };
+                Array::from_storage(shape, Storage::Cpu(out))
+            }
             Storage::Cuda { backend, slice } => {
-                let out = kernels::cumsum_axis(backend, slice, dims)?;
+                let out = kernels::scan_axis(backend, slice, dims, prod)?;
                 Array::from_storage(
                     shape,
                     Storage::Cuda {
@@ -442,9 +462,15 @@ impl<T: Numeric> Array<T> {
     }
 }
 
-/// Inclusive cumulative sums along the middle of `(outer, len, inner)`, on the host.
-fn cpu_cumsum<T: Numeric>(v: &[T], (_, len, inner): (usize, usize, usize)) -> Result<Vec<T>> {
-    let mut out = cpu::alloc_filled(v.len(), T::zero())?;
+/// Inclusive scans (`op` from `id`: sums, products) along the middle of `(outer, len, inner)`,
+/// on the host.
+fn cpu_scan<T: Numeric>(
+    v: &[T],
+    (_, len, inner): (usize, usize, usize),
+    id: T,
+    op: fn(T, T) -> T,
+) -> Result<Vec<T>> {
+    let mut out = cpu::alloc_filled(v.len(), id)?;
     if out.is_empty() {
         return Ok(out);
     }
@@ -452,9 +478,9 @@ fn cpu_cumsum<T: Numeric>(v: &[T], (_, len, inner): (usize, usize, usize)) -> Re
         .zip(v.par_chunks(len * inner))
         .for_each(|(o, x)| {
             if inner == 1 {
-                let mut acc = T::zero();
+                let mut acc = id;
                 for (o, &x) in o.iter_mut().zip(x) {
-                    acc = acc.elem_add(x);
+                    acc = op(acc, x);
                     *o = acc;
                 }
             } else {
@@ -463,7 +489,7 @@ fn cpu_cumsum<T: Numeric>(v: &[T], (_, len, inner): (usize, usize, usize)) -> Re
                     let (done, rest) = o.split_at_mut(j * inner);
                     let prev = &done[(j - 1) * inner..];
                     for ((o, &p), &x) in rest[..inner].iter_mut().zip(prev).zip(&x[j * inner..]) {
-                        *o = p.elem_add(x);
+                        *o = op(p, x);
                     }
                 }
             }

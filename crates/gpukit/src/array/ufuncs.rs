@@ -71,6 +71,22 @@ float_fns! {
 }
 
 impl<T: Float> Array<T> {
+    /// The angle of the point `(x = other[i], y = self[i])` in radians, in `[-π, π]`, with the
+    /// quadrant from both signs: NumPy's `arctan2(y, x)` as `y.arctan2(&x)`. The arrays must
+    /// have one shape and device (a view reads through [`ArrayView::arctan2`]).
+    ///
+    /// [`ArrayView::arctan2`]: crate::ArrayView::arctan2
+    pub fn arctan2(&self, other: &Array<T>) -> Result<Array<T>> {
+        self.pairwise("arctan2", other, |y, x| {
+            T::from_f64(y.to_f64().atan2(x.to_f64()))
+        })
+    }
+
+    /// The same as [`Array::arctan2`] (Rust's name, `y.atan2(x)`).
+    pub fn atan2(&self, other: &Array<T>) -> Result<Array<T>> {
+        self.arctan2(other)
+    }
+
     /// Whether each element is NaN.
     pub fn isnan(&self) -> Result<Array<bool>> {
         self.extra_map("isnan", |x: T| x.to_f64().is_nan())

@@ -6,7 +6,11 @@
 //! - [`fft2`]/[`ifft2`]: the last two axes; [`fftn`]/[`ifftn`]: every axis (1 to 3 of them).
 //!
 //! Normalisation is NumPy's default ("backward"): forward transforms are unscaled, inverse
-//! ones divide by the number of points transformed, so `ifft(&fft(&x)?)?` gives `x` back.
+//! ones divide by the number of points transformed, so `ifft(&fft(&x)?)?` gives `x` back. The
+//! `_norm` forms ([`fft_norm`], [`ifft_norm`], [`rfft_norm`], [`irfft_norm`]) and
+//! [`fftn_axes`]/[`ifftn_axes`] (any axes, NumPy's `axes=`) take NumPy's `norm=` ("backward",
+//! "ortho", "forward"). Every transform takes an array or a view (`fft::fft(&a.t())`); a view
+//! that is not its whole array in C order is copied once (one strided copy) first.
 //! Transforms keep the precision of their input: `Complex<f32>` (complex64) or `Complex<f64>`
 //! (complex128); `Array::to_complex` turns a real array into a complex one. Every transformed
 //! axis must have at least one element. On a GPU, cuFFT plans are cached per shape (16 per
@@ -26,10 +30,15 @@
 
 mod cpu;
 mod cuda;
+mod options;
 #[cfg(test)]
 mod tests;
 
-use super::{Array, Storage};
+pub use options::{
+    fft_norm, fftn_axes, ifft_norm, ifftn_axes, irfft_norm, rfft_norm, IntoNorm, Norm,
+};
+
+use super::{Array, AsView, Storage};
 use crate::element::{Complex, ComplexPart};
 use crate::error::{Error, Result};
 
@@ -40,38 +49,42 @@ impl FftFloat for f32 {}
 impl FftFloat for f64 {}
 
 /// The FFT of every signal along the last axis (NumPy's `fft.fft(a)`).
-pub fn fft<T: FftFloat>(a: &Array<Complex<T>>) -> Result<Array<Complex<T>>> {
-    c2c("fft", a, 1, false)
+pub fn fft<T: FftFloat>(a: &(impl AsView<Complex<T>> + ?Sized)) -> Result<Array<Complex<T>>> {
+    c2c("fft", &*a.as_view().contiguous()?, 1, false)
 }
 
 /// The inverse FFT along the last axis, divided by its length (NumPy's `fft.ifft(a)`).
-pub fn ifft<T: FftFloat>(a: &Array<Complex<T>>) -> Result<Array<Complex<T>>> {
-    c2c("ifft", a, 1, true)
+pub fn ifft<T: FftFloat>(a: &(impl AsView<Complex<T>> + ?Sized)) -> Result<Array<Complex<T>>> {
+    c2c("ifft", &*a.as_view().contiguous()?, 1, true)
 }
 
 /// The 2-D FFT over the last two axes, batched over any leading one (NumPy's `fft.fft2`).
-pub fn fft2<T: FftFloat>(a: &Array<Complex<T>>) -> Result<Array<Complex<T>>> {
-    c2c("fft2", a, 2, false)
+pub fn fft2<T: FftFloat>(a: &(impl AsView<Complex<T>> + ?Sized)) -> Result<Array<Complex<T>>> {
+    c2c("fft2", &*a.as_view().contiguous()?, 2, false)
 }
 
 /// The inverse of [`fft2`], divided by the number of points of the last two axes.
-pub fn ifft2<T: FftFloat>(a: &Array<Complex<T>>) -> Result<Array<Complex<T>>> {
-    c2c("ifft2", a, 2, true)
+pub fn ifft2<T: FftFloat>(a: &(impl AsView<Complex<T>> + ?Sized)) -> Result<Array<Complex<T>>> {
+    c2c("ifft2", &*a.as_view().contiguous()?, 2, true)
 }
 
 /// The n-D FFT over every axis of a 1-, 2- or 3-D array (NumPy's `fft.fftn`).
-pub fn fftn<T: FftFloat>(a: &Array<Complex<T>>) -> Result<Array<Complex<T>>> {
-    c2c("fftn", a, a.ndim(), false)
+pub fn fftn<T: FftFloat>(a: &(impl AsView<Complex<T>> + ?Sized)) -> Result<Array<Complex<T>>> {
+    let a = a.as_view().contiguous()?;
+    c2c("fftn", &a, a.ndim(), false)
 }
 
 /// The inverse of [`fftn`], divided by the number of elements.
-pub fn ifftn<T: FftFloat>(a: &Array<Complex<T>>) -> Result<Array<Complex<T>>> {
-    c2c("ifftn", a, a.ndim(), true)
+pub fn ifftn<T: FftFloat>(a: &(impl AsView<Complex<T>> + ?Sized)) -> Result<Array<Complex<T>>> {
+    let a = a.as_view().contiguous()?;
+    c2c("ifftn", &a, a.ndim(), true)
 }
 
 /// The FFT of real signals along the last axis, as its non-negative frequencies: `n / 2 + 1`
 /// complex values for `n` points (NumPy's `fft.rfft(a)`).
-pub fn rfft<T: FftFloat>(a: &Array<T>) -> Result<Array<Complex<T>>> {
+pub fn rfft<T: FftFloat>(a: &(impl AsView<T> + ?Sized)) -> Result<Array<Complex<T>>> {
+    let a = a.as_view().contiguous()?;
+    let a: &Array<T> = &a;
     let n = check_axes("rfft", a.shape(), 1)?;
     let mut shape = a.shape().to_vec();
     let last = shape.len() - 1;
@@ -85,7 +98,8 @@ pub fn rfft<T: FftFloat>(a: &Array<T>) -> Result<Array<Complex<T>>> {
 
 /// The inverse of [`rfft`] for signals of even length: `m` values on the last axis give
 /// `n = 2 * (m - 1)` real points (NumPy's `fft.irfft(a)`), divided by `n`.
-pub fn irfft<T: FftFloat>(a: &Array<Complex<T>>) -> Result<Array<T>> {
+pub fn irfft<T: FftFloat>(a: &(impl AsView<Complex<T>> + ?Sized)) -> Result<Array<T>> {
+    let a = a.as_view();
     let m = a.shape().last().copied().unwrap_or(0);
     if m < 2 {
         return Err(Error::Shape(format!(
@@ -94,30 +108,31 @@ pub fn irfft<T: FftFloat>(a: &Array<Complex<T>>) -> Result<Array<T>> {
             a.shape()
         )));
     }
-    irfft_n(a, 2 * (m - 1))
+    irfft_n(&a, 2 * (m - 1))
 }
 
 /// The inverse of [`rfft`] giving `n` real points along the last axis (NumPy's
-/// `fft.irfft(a, n)`), divided by `n`. The last axis must hold `n / 2 + 1` values (what
-/// [`rfft`] gives for `n` points); the imaginary parts of the zero frequency (and of the
-/// Nyquist one for even `n`) are ignored, as they must be zero for a real signal.
-pub fn irfft_n<T: FftFloat>(a: &Array<Complex<T>>, n: usize) -> Result<Array<T>> {
+/// `fft.irfft(a, n)`), divided by `n`. `n` real points use `n / 2 + 1` values of the last
+/// axis: as in NumPy, a longer axis is cropped to them and a shorter one padded with zeros
+/// (`n = 0` is an error). The imaginary parts of the zero frequency (and of the Nyquist one for
+/// even `n`) are ignored, as they must be zero for a real signal.
+pub fn irfft_n<T: FftFloat>(a: &(impl AsView<Complex<T>> + ?Sized), n: usize) -> Result<Array<T>> {
+    let a = a.as_view();
     check_axes("irfft", a.shape(), 1)?;
-    let m = a.shape()[a.ndim() - 1];
-    if n == 0 || m != n / 2 + 1 {
+    if n == 0 {
         return Err(Error::Shape(format!(
-            "irfft: {n} real points need {} values on the last axis, but shape {:?} has {m}",
-            n / 2 + 1,
+            "irfft: invalid number of points 0 for an array of shape {:?}",
             a.shape()
         )));
     }
+    let a = options::fit_last_axis(&a, n / 2 + 1)?;
     let mut shape = a.shape().to_vec();
     let last = shape.len() - 1;
     shape[last] = n;
     let batch = batch_of(a.shape(), 1);
     match a.storage() {
         Storage::Cpu(v) => Array::from_storage(shape, Storage::Cpu(cpu::irfft(v, n, batch)?)),
-        Storage::Cuda { .. } => cuda::irfft(a, shape, n, batch),
+        Storage::Cuda { .. } => cuda::irfft(&a, shape, n, batch),
     }
 }
 

@@ -174,8 +174,124 @@ fn empty_batches_work_and_bad_shapes_are_errors() -> Result<()> {
     assert!(e.to_string().contains("at most 3"), "{e}");
     let e = fft(&cpu(vec![C::default()], &[])).unwrap_err();
     assert!(e.to_string().contains("0-d"), "{e}");
-    let e = irfft_n(&cpu(vec![C::default(); 3], &[3]), 8).unwrap_err();
-    assert!(e.to_string().contains("5 values"), "{e}");
+    let e = irfft_n(&cpu(vec![C::default(); 3], &[3]), 0).unwrap_err();
+    assert!(e.to_string().contains("number of points 0"), "{e}");
     assert!(irfft(&cpu(vec![C::default()], &[1])).is_err());
+    Ok(())
+}
+
+#[test]
+fn irfft_with_n_crops_or_pads_as_numpy() -> Result<()> {
+    // np.fft.irfft([1], 4) == [0.25] * 4: the half spectrum padded to 3 values with zeros.
+    let one = cpu(vec![C::new(1.0, 0.0)], &[1]);
+    assert_eq!(irfft_n(&one, 4)?.to_vec()?, vec![0.25; 4]);
+    let x: Vec<f64> = data(2 * 8, 11).into_iter().map(|z| z.re).collect();
+    let half = rfft(&Array::from_vec_on(x, [2, 8], &Device::Cpu)?)?; // (2, 5)
+                                                                     // Cropping: n = 6 reads the first 4 values.
+    let cropped = half.slice(ndarray::s![.., ..4])?.copy()?;
+    let a = irfft_n(&half, 6)?.to_vec()?;
+    let b = irfft_n(&cropped, 6)?.to_vec()?;
+    assert!(a.iter().zip(&b).all(|(p, q)| (p - q).abs() < 1e-12));
+    // Padding: n = 12 needs 7 values; the 2 missing are zeros.
+    let zeros = cpu(vec![C::default(); 4], &[2, 2]);
+    let padded = crate::array::concatenate(&[&half, &zeros], 1)?;
+    let a = irfft_n(&half, 12)?.to_vec()?;
+    let b = irfft_n(&padded, 12)?.to_vec()?;
+    assert_eq!(a.len(), 24);
+    assert!(a.iter().zip(&b).all(|(p, q)| (p - q).abs() < 1e-12));
+    Ok(())
+}
+
+#[test]
+fn norms_scale_as_numpy() -> Result<()> {
+    let n = 6usize;
+    let x = data(2 * n, 4);
+    let a = cpu(x.clone(), &[2, n]);
+    let f = fft(&a)?.to_vec()?;
+    let r = (n as f64).sqrt();
+    let ortho: Vec<C> = f.iter().map(|z| C::new(z.re / r, z.im / r)).collect();
+    close(&fft_norm(&a, "ortho")?.to_vec()?, &ortho, 1e-12);
+    close(&fft_norm(&a, Norm::Backward)?.to_vec()?, &f, 1e-12);
+    let fwd: Vec<C> = f
+        .iter()
+        .map(|z| C::new(z.re / n as f64, z.im / n as f64))
+        .collect();
+    close(&fft_norm(&a, "forward")?.to_vec()?, &fwd, 1e-12);
+    // Each norm's inverse undoes its forward transform.
+    for norm in ["backward", "ortho", "forward"] {
+        close(&ifft_norm(&fft_norm(&a, norm)?, norm)?.to_vec()?, &x, 1e-12);
+        let back = ifftn_axes(&fftn_axes(&a, &[0, 1], norm)?, &[0, 1], norm)?;
+        close(&back.to_vec()?, &x, 1e-12);
+        let re = a.re()?;
+        let again = irfft_norm(&rfft_norm(&re, norm)?, Some(n), norm)?.to_vec()?;
+        assert!(again
+            .iter()
+            .zip(re.to_vec()?)
+            .all(|(p, q)| (p - q).abs() < 1e-12));
+    }
+    let e = fft_norm(&a, "unitary").unwrap_err();
+    assert!(e.to_string().contains("\"unitary\""), "{e}");
+    Ok(())
+}
+
+#[test]
+fn fftn_over_chosen_axes_matches_a_direct_dft() -> Result<()> {
+    // Over axis 0 of a (3, 4): the transform of each column.
+    let x = data(12, 2);
+    let a = cpu(x.clone(), &[3, 4]);
+    let cols = fft(&a.t())?; // (4, 3): each column transformed, as rows
+    close(
+        &fftn_axes(&a, &[0], "backward")?.to_vec()?,
+        &cols.t().copy()?.to_vec()?,
+        1e-9,
+    );
+    // Every axis of a 4-D array (two passes: 3 axes, then 1).
+    let dims = [2usize, 3, 2, 2];
+    let x = data(24, 3);
+    let a = cpu(x.clone(), &dims);
+    close(
+        &fftn_axes(&a, &[0, 1, 2, 3], "backward")?.to_vec()?,
+        &dft(&x, &dims, -1.0),
+        1e-9,
+    );
+    // Axes in another order, negative: the same transform.
+    let b = fftn_axes(&a, &[-1, 0, 2, 1], "backward")?;
+    close(&b.to_vec()?, &dft(&x, &dims, -1.0), 1e-9);
+    // fftn over the last two axes is fft2; over none, a copy.
+    close(
+        &fftn_axes(&a, &[-2, -1], "backward")?.to_vec()?,
+        &fft2(&a)?.to_vec()?,
+        1e-12,
+    );
+    close(&fftn_axes(&a, &[], "ortho")?.to_vec()?, &x, 0.0 + 1e-15);
+    assert!(fftn_axes(&a, &[1, 1], "backward")
+        .unwrap_err()
+        .to_string()
+        .contains("repeated"));
+    assert!(fftn_axes(&a, &[4], "backward").is_err());
+    Ok(())
+}
+
+#[test]
+fn transforms_take_views() -> Result<()> {
+    let x = data(12, 9);
+    let a = cpu(x, &[3, 4]);
+    close(
+        &fft(&a.t())?.to_vec()?,
+        &fft(&a.t().copy()?)?.to_vec()?,
+        1e-12,
+    );
+    let every_other = a.slice(ndarray::s![.., ..;2])?;
+    close(
+        &ifft2(&every_other)?.to_vec()?,
+        &ifft2(&every_other.copy()?)?.to_vec()?,
+        1e-12,
+    );
+    let re = a.re()?;
+    close(
+        &rfft(&re.t())?.to_vec()?,
+        &rfft(&re.t().copy()?)?.to_vec()?,
+        1e-12,
+    );
     Ok(())
 }

@@ -16,8 +16,8 @@
 //!
 //! When there are too few rows or columns to fill the GPU, the axis is cut into `chunks` segments:
 //! a first launch writes one partial per segment (`(outer, chunks, inner)`) and a second launch
-//! reduces those. Scans (cumsum) take the same cut: the segments' sums, scanned, are each
-//! segment's starting carry.
+//! reduces those. Scans (cumsum, cumprod) take the same cut: the segments' sums (products),
+//! scanned, are each segment's starting carry.
 //!
 //! `var_rows` fuses a variance along long rows into one launch: each block sums its row, then
 //! reads the row again (from L2: a block's row was just loaded) for the squared deviations from
@@ -303,49 +303,52 @@ __device__ __forceinline__ void gk_var_rows(const T* in, gk_u64 outer, gk_u64 le
     gk_ax_block<gk_ax_sum<T>>(acc, ia, sv, si);
     if (threadIdx.x == 0) { const T v = acc / dof; out[b] = root ? sqrt(v) : v; } }
 
-/* Inclusive sum scan of rows: block (row, segment y) scans its segment in tiles of blockDim
-   elements, starting from the inclusive scan of the segments' sums before it (`sums`,
-   (outer, gridDim.y), or none). */
-template<typename T>
+#define GK_ID (PROD ? (T)1 : (T)0)
+/* Inclusive scan (sum, or product when PROD) of rows: block (row, segment y) scans its segment
+   in tiles of blockDim elements, starting from the inclusive scan of the segments' totals before
+   it (`sums`, (outer, gridDim.y), or none). */
+template<typename T, bool PROD>
+__device__ __forceinline__ T gk_scan_op(T a, T b) { if constexpr (PROD) { return gk_mul(a, b); } else { return gk_add(a, b); } }
+template<typename T, bool PROD>
 __device__ __forceinline__ void gk_scan_rows(const T* in, T* out, gk_u64 len, gk_u64 chunk, const T* sums) {
     __shared__ T warps[32];
     const gk_u64 row = blockIdx.x, c = blockIdx.y, j0 = c * chunk;
     const gk_u64 j1 = j0 + chunk < len ? j0 + chunk : len;
-    T carry = (sums != nullptr && c > 0) ? sums[row * gridDim.y + c - 1] : (T)0;
+    T carry = (sums != nullptr && c > 0) ? sums[row * gridDim.y + c - 1] : GK_ID;
     const T* p = in + row * len;
     T* q = out + row * len;
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
     for (gk_u64 base = j0; base < j1; base += blockDim.x) {
         const gk_u64 j = base + threadIdx.x;
-        T v = j < j1 ? p[j] : (T)0;
+        T v = j < j1 ? p[j] : GK_ID;
         #pragma unroll
-        for (int off = 1; off < 32; off <<= 1) { const T t = gk_shfl_up(v, off); if ((int)lane >= off) { v = gk_add(v, t); } }
+        for (int off = 1; off < 32; off <<= 1) { const T t = gk_shfl_up(v, off); if ((int)lane >= off) { v = gk_scan_op<T, PROD>(v, t); } }
         if (lane == 31u) { warps[warp] = v; }
         __syncthreads();
         if (warp == 0) {
-            T w = lane < nw ? warps[lane] : (T)0;
+            T w = lane < nw ? warps[lane] : GK_ID;
             #pragma unroll
-            for (int off = 1; off < 32; off <<= 1) { const T t = gk_shfl_up(w, off); if ((int)lane >= off) { w = gk_add(w, t); } }
+            for (int off = 1; off < 32; off <<= 1) { const T t = gk_shfl_up(w, off); if ((int)lane >= off) { w = gk_scan_op<T, PROD>(w, t); } }
             if (lane < nw) { warps[lane] = w; }
         }
         __syncthreads();
-        if (warp > 0) { v = gk_add(v, warps[warp - 1]); }
-        if (j < j1) { q[j] = gk_add(carry, v); }
-        carry = gk_add(carry, warps[nw - 1]);
+        if (warp > 0) { v = gk_scan_op<T, PROD>(v, warps[warp - 1]); }
+        if (j < j1) { q[j] = gk_scan_op<T, PROD>(carry, v); }
+        carry = gk_scan_op<T, PROD>(carry, warps[nw - 1]);
         __syncthreads();
     } }
 
-/* Inclusive sum scan of columns: thread (o, k) of segment y runs down its column. */
-template<typename T>
+/* Inclusive scan of columns: thread (o, k) of segment y runs down its column. */
+template<typename T, bool PROD>
 __device__ __forceinline__ void gk_scan_cols(const T* in, T* out, gk_u64 outer, gk_u64 len, gk_u64 inner,
                                              gk_u64 chunk, const T* sums) {
     const gk_u64 t = (gk_u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= outer * inner) { return; }
     const gk_u64 o = t / inner, k = t % inner, c = blockIdx.y, j0 = c * chunk;
     const gk_u64 j1 = j0 + chunk < len ? j0 + chunk : len;
-    T acc = (sums != nullptr && c > 0) ? sums[(o * gridDim.y + c - 1) * inner + k] : (T)0;
+    T acc = (sums != nullptr && c > 0) ? sums[(o * gridDim.y + c - 1) * inner + k] : GK_ID;
     const gk_u64 base = o * len * inner + k;
-    for (gk_u64 j = j0; j < j1; ++j) { acc = gk_add(acc, in[base + j * inner]); out[base + j * inner] = acc; } }
+    for (gk_u64 j = j0; j < j1; ++j) { acc = gk_scan_op<T, PROD>(acc, in[base + j * inner]); out[base + j * inner] = acc; } }
 "#;
 
 /// The CUDA source of the axis module of element type `d`.
@@ -371,8 +374,10 @@ extern \"C\" __global__ void ax2c_{o}(const {acc}* in, const gk_i64* ii, gk_u64 
     if d != DType::Bool {
         let _ = writeln!(
             src,
-            "extern \"C\" __global__ void scan_rows(const {t}* in, {t}* out, gk_u64 outer, gk_u64 len, gk_u64 inner, gk_u64 chunk, const {t}* sums) {{ (void)outer; (void)inner; gk_scan_rows<{t}>(in, out, len, chunk, sums); }}
-extern \"C\" __global__ void scan_cols(const {t}* in, {t}* out, gk_u64 outer, gk_u64 len, gk_u64 inner, gk_u64 chunk, const {t}* sums) {{ gk_scan_cols<{t}>(in, out, outer, len, inner, chunk, sums); }}"
+            "extern \"C\" __global__ void scan_rows(const {t}* in, {t}* out, gk_u64 outer, gk_u64 len, gk_u64 inner, gk_u64 chunk, const {t}* sums) {{ (void)outer; (void)inner; gk_scan_rows<{t}, false>(in, out, len, chunk, sums); }}
+extern \"C\" __global__ void scan_cols(const {t}* in, {t}* out, gk_u64 outer, gk_u64 len, gk_u64 inner, gk_u64 chunk, const {t}* sums) {{ gk_scan_cols<{t}, false>(in, out, outer, len, inner, chunk, sums); }}
+extern \"C\" __global__ void scanp_rows(const {t}* in, {t}* out, gk_u64 outer, gk_u64 len, gk_u64 inner, gk_u64 chunk, const {t}* sums) {{ (void)outer; (void)inner; gk_scan_rows<{t}, true>(in, out, len, chunk, sums); }}
+extern \"C\" __global__ void scanp_cols(const {t}* in, {t}* out, gk_u64 outer, gk_u64 len, gk_u64 inner, gk_u64 chunk, const {t}* sums) {{ gk_scan_cols<{t}, true>(in, out, outer, len, inner, chunk, sums); }}"
         );
     }
     if d.is_float() {
@@ -645,13 +650,18 @@ pub(crate) fn var_rows<T: Element>(
 /// of `chunk`, each starting from the inclusive scan of the segments' sums at `sums` (0: none).
 fn launch_scan(
     backend: &CudaBackend,
-    d: DType,
+    (d, prod): (DType, bool),
     (outer, len, inner): (usize, usize, usize),
     (chunks, chunk): (usize, usize),
     [input, out, sums]: [u64; 3],
 ) -> Result<()> {
     let rows = inner == 1;
-    let name = if rows { "scan_rows" } else { "scan_cols" };
+    let name = match (prod, rows) {
+        (false, true) => "scan_rows",
+        (false, false) => "scan_cols",
+        (true, true) => "scanp_rows",
+        (true, false) => "scanp_cols",
+    };
     let f = function(backend, d, name)?;
     let grid_x = if rows {
         outer
@@ -677,12 +687,15 @@ fn launch_scan(
     launch_values(backend, f.cu_function(), &config, &params, name)
 }
 
-/// The inclusive sum scan of `input`, viewed as `(outer, len, inner)`, along its middle axis.
-pub(crate) fn cumsum_axis<T: Element>(
+/// The inclusive scan (sum, or product when `prod`: cumsum, cumprod) of `input` along the
+/// middle of `(outer, len, inner)`.
+pub(crate) fn scan_axis<T: Element>(
     backend: &CudaBackend,
     input: &CudaSlice<T>,
     (outer, len, inner): (usize, usize, usize),
+    prod: bool,
 ) -> Result<CudaSlice<T>> {
+    let total = if prod { AxisOp::Prod } else { AxisOp::Sum };
     let n = outer * len * inner;
     // SAFETY: every element is written by the last launch below.
     let mut out = unsafe { backend.alloc::<T>(n)? };
@@ -704,7 +717,7 @@ pub(crate) fn cumsum_axis<T: Element>(
     let shape = (outer, len, inner);
     if chunks == 1 {
         let ptrs = [addr(backend, Some(input)), addr_mut(backend, &mut out), 0];
-        launch_scan(backend, T::DTYPE, shape, (1, chunk), ptrs)?;
+        launch_scan(backend, (T::DTYPE, prod), shape, (1, chunk), ptrs)?;
         return Ok(out);
     }
     // The segments' sums (outer, chunks, inner), scanned along the segments.
@@ -718,7 +731,7 @@ pub(crate) fn cumsum_axis<T: Element>(
     ];
     launch_reduce(
         backend,
-        (T::DTYPE, AxisOp::Sum, 1, Layout::of(chunk, inner)),
+        (T::DTYPE, total, 1, Layout::of(chunk, inner)),
         shape,
         (chunks, chunk),
         ptrs,
@@ -730,13 +743,19 @@ pub(crate) fn cumsum_axis<T: Element>(
         addr_mut(backend, &mut scanned),
         0,
     ];
-    launch_scan(backend, T::DTYPE, (outer, chunks, inner), (1, chunks), ptrs)?;
+    launch_scan(
+        backend,
+        (T::DTYPE, prod),
+        (outer, chunks, inner),
+        (1, chunks),
+        ptrs,
+    )?;
     let ptrs = [
         addr(backend, Some(input)),
         addr_mut(backend, &mut out),
         addr(backend, Some(&scanned)),
     ];
-    launch_scan(backend, T::DTYPE, shape, (chunks, chunk), ptrs)?;
+    launch_scan(backend, (T::DTYPE, prod), shape, (chunks, chunk), ptrs)?;
     Ok(out)
 }
 
@@ -768,6 +787,8 @@ mod tests {
                 d.is_float(),
                 "{d}"
             );
+            let products = entries.iter().filter(|e| e.starts_with("scanp_")).count();
+            assert_eq!(products, if d == DType::Bool { 0 } else { 2 }, "{d}");
         }
     }
 

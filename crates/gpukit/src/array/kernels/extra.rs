@@ -1,5 +1,5 @@
 //! CUDA kernels of NumPy's selection and remaining elementwise functions: `where`, mask fill,
-//! mask compaction and scatter, `clip`, `maximum`/`minimum`, `square`, `sign`, and the float
+//! mask compaction and scatter, `clip`, `maximum`/`minimum`, `arctan2`, `square`, `sign`, and the float
 //! functions (`log2`, `tan`, `arcsin`, `floor`, `isnan`, ...). One module per element type,
 //! compiled on first use; each kernel is a grid-stride loop over the elements.
 
@@ -111,6 +111,10 @@ pub(crate) fn extra_source(d: DType) -> String {
         ));
     }
     if d.is_float() {
+        let atan2 = if d == DType::F32 { "atan2f" } else { "atan2" };
+        k(format!(
+            "arctan2(const {t}* a, const {t}* b, {t}* out, gk_u64 n) {{ GK_LOOP {{ out[i] = {atan2}(a[i], b[i]); }} }}"
+        ));
         for (name, f32_expr, f64_expr) in FLOAT_FNS {
             let e = if d == DType::F32 { f32_expr } else { f64_expr };
             k(format!(
@@ -318,6 +322,7 @@ mod tests {
             }
             if d.is_float() {
                 want.extend(FLOAT_FNS.iter().map(|f| f.0.to_string()));
+                want.push("arctan2".to_string());
                 want.extend(FLOAT_TESTS.iter().map(|f| f.0.to_string()));
             }
             for name in want {

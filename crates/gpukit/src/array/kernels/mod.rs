@@ -34,7 +34,7 @@ mod table;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use axes::{cumsum_axis, reduce_axis, var_rows, BLOCK_ROWS_MIN};
+pub(crate) use axes::{reduce_axis, scan_axis, var_rows, BLOCK_ROWS_MIN};
 pub(crate) use diagonal::set_diagonal;
 pub(crate) use elementwise::{
     binary, cast, compare, copy, fill, powf, ramp_float, ramp_int, unary, Operand,

@@ -18,7 +18,8 @@ mod tests;
 pub use crate::backend::cuda::blas::BlasElement as MatmulElement;
 pub use norm::{norm, norm_ord, NormOrd};
 pub use solver::{
-    cpu_available, det, eigh, inv, qr, solve, svd, svdvals, Eigh, Qr, SolverElement, Svd,
+    cpu_available, det, eigh, inv, lstsq, qr, slogdet, solve, svd, svdvals, Eigh, Lstsq, Qr,
+    SlogDet, SolverElement, Svd,
 };
 
 use crate::array::Array;

@@ -5,7 +5,9 @@
 //! A view borrows its array and holds a strided [`Layout`] (shape, strides, offset). Nothing is
 //! copied until a result needs its own buffer: [`ArrayView::copy`] runs one strided copy kernel
 //! (on a GPU) or one parallel pass (on the CPU); elementwise operators read views directly, and
-//! operations that take an `&Array` take `view.copy()?`.
+//! every other array operation is a method of the view too (`delegate`: the view is used in
+//! place when it is its whole array in C order, else copied once by the strided copy first).
+//! [`ArrayViewMut`] (`a.slice_mut(s![..])?`) writes into the parent: `assign`, `fill`.
 //!
 //! A view borrows its array, so a notebook (evcxr) cannot keep one in a variable from one cell to
 //! the next: use it within the cell (`let c = a.t().copy()?;`, `(&a.t() + &b)?`, or a `{ .. }`
@@ -14,9 +16,14 @@
 //! Files: `layout` (the index arithmetic), `shape_arg` (shapes with `-1`, axes that may be
 //! negative), `materialize` (strided copies on both backends), `cpu` (strided loops on the
 //! host), `ops` (elementwise arithmetic and comparisons on views and broadcasting between
-//! arrays), `join` (concatenate, stack, flatten), `tests`.
+//! arrays), `join` (concatenate, stack, flatten), `delegate` (every other array method on
+//! views), `assign` (writable views: slice assignment), `tests`.
 
+mod assign;
 mod cpu;
+pub(crate) mod delegate;
+#[cfg(test)]
+mod delegate_tests;
 mod join;
 pub(crate) mod layout;
 mod materialize;
@@ -25,6 +32,7 @@ mod shape_arg;
 #[cfg(test)]
 mod tests;
 
+pub use assign::ArrayViewMut;
 pub use join::{concatenate, stack};
 pub use ops::{IntoViewOperand, ViewOperand};
 pub use shape_arg::{AxisIndex, NewShape};
@@ -49,6 +57,10 @@ use ndarray::SliceInfoElem;
 /// assert_eq!(t.copy()?.to_vec()?, vec![0., 3., 1., 4., 2., 5.]);
 /// let every_other = a.slice(s![.., ..;2])?;      // columns 0 and 2
 /// assert_eq!(every_other.to_vec()?, vec![0., 2., 3., 5.]);
+/// // Every array operation takes a view directly:
+/// assert_eq!(a.slice(s![.., 1..;2])?.sum()?, 1. + 4.);
+/// assert_eq!(a.t().sqrt()?.shape(), &[3, 2]);
+/// assert_eq!((&a.t() * 2.0)?.to_vec()?, vec![0., 6., 2., 8., 4., 10.]);
 /// # Ok(()) }
 /// ```
 pub struct ArrayView<'a, T: Element> {

@@ -40,6 +40,9 @@ pub trait CpuSolver: Sized {
     fn inv_one(a: &[Self], n: usize) -> Result<Vec<Self>, CpuFail>;
     /// The determinant of the `n x n` matrix `a` (0 for a singular one).
     fn det_one(a: &[Self], n: usize) -> Result<Self, CpuFail>;
+    /// The diagonal of the LU factorisation (partial pivoting) of the `n x n` matrix `a` and
+    /// whether its row permutation is odd (what `slogdet` reads).
+    fn lu_diagonal_one(a: &[Self], n: usize) -> Result<(Vec<Self>, bool), CpuFail>;
     /// Reduced QR of the `m x n` matrix `a`: `Q` (`m x k`) and `R` (`k x n`), `k = min(m, n)`.
     fn qr_one(a: &[Self], m: usize, n: usize) -> Result<(Vec<Self>, Vec<Self>), CpuFail>;
     /// Eigenvalues (ascending) and eigenvectors (columns of a C-order `n x n` matrix) of the
@@ -132,6 +135,13 @@ mod faer_impl {
                     Ok(det)
                 }
 
+                fn lu_diagonal_one(a: &[$t], n: usize) -> Result<(Vec<$t>, bool), CpuFail> {
+                    let lu = MatRef::from_row_major_slice(a, n, n).partial_piv_lu();
+                    let u = lu.U();
+                    let (fwd, _) = lu.P().arrays();
+                    Ok(((0..n).map(|i| u[(i, i)]).collect(), odd(fwd)))
+                }
+
                 fn qr_one(a: &[$t], m: usize, n: usize) -> Result<(Vec<$t>, Vec<$t>), CpuFail> {
                     let qr = MatRef::from_row_major_slice(a, m, n).qr();
                     let q = c_order(qr.compute_thin_Q().as_ref());
@@ -188,6 +198,9 @@ mod without_feature {
                     Err(CpuFail::Feature)
                 }
                 fn det_one(_: &[$t], _: usize) -> Result<$t, CpuFail> {
+                    Err(CpuFail::Feature)
+                }
+                fn lu_diagonal_one(_: &[$t], _: usize) -> Result<(Vec<$t>, bool), CpuFail> {
                     Err(CpuFail::Feature)
                 }
                 fn qr_one(_: &[$t], _: usize, _: usize) -> Result<(Vec<$t>, Vec<$t>), CpuFail> {

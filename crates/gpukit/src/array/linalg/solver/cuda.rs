@@ -272,6 +272,25 @@ pub(super) fn det<
     batch: usize,
     n: usize,
 ) -> Result<Vec<T>> {
+    let (diag, swaps) = lu_diagonals(b, a, batch, n)?;
+    let prod = |i: usize| {
+        diag[i * n..(i + 1) * n]
+            .iter()
+            .fold(T::one(), |d, &u| d * u)
+    };
+    let sign = |i: usize, d: T| if swaps[i] % 2 == 1 { -d } else { d };
+    Ok((0..batch).map(|i| sign(i, prod(i))).collect())
+}
+
+/// The diagonals of the LU factorisations (`getrf`, partial pivoting) of the `batch` C-order
+/// `n x n` matrices in `a` (`batch * n` values, on the host) and each factorisation's number of
+/// row swaps (`det` and `slogdet` are read from them).
+pub(super) fn lu_diagonals<T: CusolverElement + Element>(
+    b: &CudaBackend,
+    a: &CudaSlice<T>,
+    batch: usize,
+    n: usize,
+) -> Result<(Vec<T>, Vec<usize>)> {
     let h = handle(b)?;
     let mut lu = copy_of(b, a, batch * n * n)?;
     let (ipiv, info) = getrf(b, h.cu(), &mut lu, batch, n)?;
@@ -285,20 +304,12 @@ pub(super) fn det<
         offset: 0,
     };
     to_c_order(b, &lu, src, &mut diag, 0, false)?;
-    infos(b, &info, batch, "getrf")?; // a singular matrix has a 0 on its diagonal: det 0
+    infos(b, &info, batch, "getrf")?; // a singular matrix has a 0 on its diagonal
     let (diag, ipiv) = (b.download(&diag, batch * n)?, b.download(&ipiv, batch * n)?);
-    Ok((0..batch)
-        .map(|i| {
-            let mut d = T::one();
-            for j in 0..n {
-                d = d * diag[i * n + j];
-                if ipiv[i * n + j] != j as i32 + 1 {
-                    d = -d;
-                }
-            }
-            d
-        })
-        .collect())
+    let swaps = (0..batch)
+        .map(|i| (0..n).filter(|&j| ipiv[i * n + j] != j as i32 + 1).count())
+        .collect();
+    Ok((diag, swaps))
 }
 
 /// SVDs of the `batch` C-order `m x n` matrices in `a`: `(U, S, Vᵀ)` in C order (`U` and `Vᵀ`

@@ -1,15 +1,23 @@
 //! Matrix decompositions with NumPy's names and shapes: `svd`, `svdvals`, `solve`, `inv`,
-//! `det`, `qr` (reduced), `eigh`, for `f32` and `f64`, on a matrix or a batch of matrices
-//! (`(..., m, n)`): cuSOLVER on a CUDA device, faer on the CPU (feature `linalg`).
+//! `det`, `slogdet`, `qr` (reduced), `eigh`, `lstsq`, for `f32` and `f64`, on a matrix or a
+//! batch of matrices (`(..., m, n)`): cuSOLVER on a CUDA device, faer on the CPU (feature
+//! `linalg`).
 //!
 //! Files: `cuda` (cuSOLVER: how C-order arrays meet a column-major library), `cpu` (faer, one
-//! matrix at a time), `tests` (CPU results against ndarray products; GPU tests are in
-//! `tests/solver_gpu.rs`).
+//! matrix at a time), `slogdet`, `lstsq` (through `svd`), `tests` (CPU results against ndarray
+//! products; GPU tests are in `tests/solver_gpu.rs`).
 
 mod cpu;
 mod cuda;
+mod lstsq;
+#[cfg(test)]
+mod lstsq_tests;
+mod slogdet;
 #[cfg(test)]
 mod tests;
+
+pub use lstsq::{lstsq, Lstsq};
+pub use slogdet::{slogdet, SlogDet};
 
 use super::plan::fmt_shape;
 use super::MatmulElement;
