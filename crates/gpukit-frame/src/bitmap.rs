@@ -61,6 +61,24 @@ impl Bitmap {
         })
     }
 
+    /// A bitmap over packed `bits` of `len` rows whose null count a kernel already counted on
+    /// the device (no copy of the bits to the host). An error if `bits` is not
+    /// `ceil(len / 8)` bytes long or `null_count > len`; the count itself is trusted.
+    pub fn from_packed_counted(bits: Array<u8>, len: usize, null_count: usize) -> Result<Bitmap> {
+        if bits.size() != Self::bytes_for(len) || null_count > len {
+            return Err(FrameError::Length(format!(
+                "a validity bitmap of {len} rows needs {} bytes and at most {len} nulls, got {} bytes and {null_count} nulls",
+                Self::bytes_for(len),
+                bits.size()
+            )));
+        }
+        Ok(Bitmap {
+            bits,
+            len,
+            null_count,
+        })
+    }
+
     /// The packed bits on their device.
     pub fn bits(&self) -> &Array<u8> {
         &self.bits

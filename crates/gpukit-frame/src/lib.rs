@@ -11,12 +11,15 @@
 //! - [`strings`]: [`Utf8Data`], a string column's offsets and bytes on a device.
 //! - [`column`]: [`Column`], a named column: [`ColumnData`] plus an optional validity [`Bitmap`].
 //! - [`frame`]: [`DataFrame`], columns of one height with unique names.
+//! - [`ops`]: row operations (take, filter, compare, sort, join) and [`expr`], filter expressions.
 
 pub mod bitmap;
 pub mod column;
 pub mod dtype;
 pub mod error;
+pub mod expr;
 pub mod frame;
+pub mod ops;
 pub mod strings;
 
 pub use bitmap::Bitmap;
@@ -24,6 +27,8 @@ pub use column::{Column, ColumnData};
 pub use dtype::{FrameDType, TimeUnit};
 pub use error::{FrameError, Result};
 pub use frame::DataFrame;
+pub use expr::{col, lit, Expr};
+pub use ops::join::JoinHow;
 pub use strings::Utf8Data;
 
 /// What a notebook imports: `use gpukit_frame::prelude::*;`.

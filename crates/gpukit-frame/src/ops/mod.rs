@@ -1,0 +1,9 @@
+//! Row operations: selection ([`take`]: gather and filter), comparisons for boolean masks
+//! ([`compare`]), ordering ([`sort`]) and joins ([`join`]); their device kernels are in
+//! `kernels`.
+
+pub(crate) mod kernels;
+pub mod compare;
+pub mod join;
+pub mod sort;
+pub mod take;
