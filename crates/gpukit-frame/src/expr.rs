@@ -294,19 +294,19 @@ fn kleene(x: &Mask, y: &Mask, and: bool) -> Result<Mask> {
     })
 }
 
-impl BitAnd for Expr {
+impl<R: Into<Expr>> BitAnd<R> for Expr {
     type Output = Expr;
-    /// Kleene AND of two boolean expressions.
-    fn bitand(self, rhs: Expr) -> Expr {
-        Expr::And(Box::new(self), Box::new(rhs))
+    /// Kleene AND of two boolean expressions (or a `bool` literal).
+    fn bitand(self, rhs: R) -> Expr {
+        Expr::And(Box::new(self), Box::new(rhs.into()))
     }
 }
 
-impl BitOr for Expr {
+impl<R: Into<Expr>> BitOr<R> for Expr {
     type Output = Expr;
-    /// Kleene OR of two boolean expressions.
-    fn bitor(self, rhs: Expr) -> Expr {
-        Expr::Or(Box::new(self), Box::new(rhs))
+    /// Kleene OR of two boolean expressions (or a `bool` literal).
+    fn bitor(self, rhs: R) -> Expr {
+        Expr::Or(Box::new(self), Box::new(rhs.into()))
     }
 }
 

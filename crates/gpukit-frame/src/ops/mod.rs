@@ -7,3 +7,5 @@ pub mod compare;
 pub mod join;
 pub mod sort;
 pub mod take;
+#[cfg(test)]
+pub(crate) mod testutil;
