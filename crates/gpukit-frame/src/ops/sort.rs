@@ -128,9 +128,23 @@ fn refine(
     desc: bool,
     nulls_last: bool,
 ) -> Result<Array<i64>> {
+    // A null row's value slot holds any value: make it one constant so that the value pass
+    // keeps null rows in their order so far.
+    let valid = valid_bools(col)?;
     let mut p = match sort_key(col, desc)? {
-        SortKey::Bits(keys) => pass_bits(perm, &keys)?,
+        SortKey::Bits(mut keys) => {
+            if let Some(v) = &valid {
+                let n = keys.size();
+                let (b, t) = cfg(n);
+                launch!(k::fill_invalid_u64[b, t](&mut keys, v, 0u64))?;
+            }
+            pass_bits(perm, &keys)?
+        }
         SortKey::Float(x) => {
+            let x = match &valid {
+                Some(v) => Array::where_(v, &x, 0.0)?,
+                None => x,
+            };
             let x = match perm {
                 None => x,
                 Some(p) => gather(&x, p)?,
@@ -149,7 +163,7 @@ fn refine(
             p
         }
     };
-    if let Some(valid) = valid_bools(col)? {
+    if let Some(valid) = valid {
         let v = gather(&valid, &p)?;
         let flags = if nulls_last {
             null_flags(&v)?
