@@ -26,8 +26,8 @@ pub use bitmap::Bitmap;
 pub use column::{Column, ColumnData};
 pub use dtype::{FrameDType, TimeUnit};
 pub use error::{FrameError, Result};
-pub use frame::DataFrame;
 pub use expr::{col, lit, Expr};
+pub use frame::DataFrame;
 pub use ops::join::JoinHow;
 pub use strings::Utf8Data;
 

@@ -56,11 +56,10 @@ fn logic_is_kleene_and_filters_drop_nulls() {
         let got = f.filter(expr.clone()).unwrap();
         let keep: Vec<usize> = (0..n).filter(|&i| hm[i] == Some(true)).collect();
         let want = f
-            .take(&Array::from_slice_on(
-                &keep.iter().map(|&i| i as i64).collect::<Vec<_>>(),
-                &cpu(),
+            .take(
+                &Array::from_slice_on(&keep.iter().map(|&i| i as i64).collect::<Vec<_>>(), &cpu())
+                    .unwrap(),
             )
-            .unwrap())
             .unwrap();
         assert_frames(&got, &want, &format!("filter, n={n}"));
         assert_frames(&f.filter_expr(&expr).unwrap(), &want, "filter_expr");
@@ -77,9 +76,15 @@ fn literals_columns_and_null_tests() {
     // column against column
     let c = bools(&col("i").eq(col("i")).evaluate(&f).unwrap());
     let nn = bools(&col("i").is_not_null().evaluate(&f).unwrap());
-    assert_eq!(c.iter().map(|x| x.is_some()).collect::<Vec<_>>(), nn.iter().map(|x| x.unwrap()).collect::<Vec<_>>());
+    assert_eq!(
+        c.iter().map(|x| x.is_some()).collect::<Vec<_>>(),
+        nn.iter().map(|x| x.unwrap()).collect::<Vec<_>>()
+    );
     let isnull = bools(&col("i").is_null().evaluate(&f).unwrap());
-    assert!(isnull.iter().zip(&nn).all(|(a, b)| a.unwrap() != b.unwrap()));
+    assert!(isnull
+        .iter()
+        .zip(&nn)
+        .all(|(a, b)| a.unwrap() != b.unwrap()));
     // the result is named after the first column
     let m = col("s").eq("en").evaluate(&f).unwrap();
     assert_eq!(m.name(), "s");
@@ -95,9 +100,15 @@ fn bad_expressions_are_errors() {
     let e = f.filter(col("nope").gt(1)).unwrap_err().to_string();
     assert!(e.contains("no column named `nope`"), "{e}");
     let e = f.filter(col("s").gt(100)).unwrap_err().to_string();
-    assert!(e.contains("column `s` of type str with 100 of type i64"), "{e}");
+    assert!(
+        e.contains("column `s` of type str with 100 of type i64"),
+        "{e}"
+    );
     let e = f.filter(col("i").eq("en")).unwrap_err().to_string();
-    assert!(e.contains("column `i` of type i64 with \"en\" of type str"), "{e}");
+    assert!(
+        e.contains("column `i` of type i64 with \"en\" of type str"),
+        "{e}"
+    );
     let e = f.filter(col("i") & col("b")).unwrap_err().to_string();
     assert!(e.contains("column `i` is i64"), "{e}");
     let e = f.filter(lit(1).eq(2)).unwrap_err().to_string();

@@ -382,7 +382,14 @@ fn int_candidates(col: &Column, lits: &[Lit]) -> Result<Vec<u64>> {
                 keys.push(int_key(*f as i128 as u64 as i64))
             }
             Lit::Float(_) => {}
-            other => return Err(type_error(col, "is_in", &other.to_string(), other.type_name())),
+            other => {
+                return Err(type_error(
+                    col,
+                    "is_in",
+                    &other.to_string(),
+                    other.type_name(),
+                ))
+            }
         }
     }
     keys.sort_unstable();
@@ -426,7 +433,12 @@ pub fn is_in(col: &Column, lits: &[Lit]) -> Result<Mask> {
                         *f
                     }),
                     other => {
-                        return Err(type_error(col, "is_in", &other.to_string(), other.type_name()))
+                        return Err(type_error(
+                            col,
+                            "is_in",
+                            &other.to_string(),
+                            other.type_name(),
+                        ))
                     }
                 }
             }
@@ -449,7 +461,12 @@ pub fn is_in(col: &Column, lits: &[Lit]) -> Result<Mask> {
                 match l {
                     Lit::Str(v) => cands.push(v.as_str()),
                     other => {
-                        return Err(type_error(col, "is_in", &other.to_string(), other.type_name()))
+                        return Err(type_error(
+                            col,
+                            "is_in",
+                            &other.to_string(),
+                            other.type_name(),
+                        ))
                     }
                 }
             }
@@ -471,7 +488,12 @@ pub fn is_in(col: &Column, lits: &[Lit]) -> Result<Mask> {
                 match l {
                     Lit::Bool(v) => has[*v as usize] = true,
                     other => {
-                        return Err(type_error(col, "is_in", &other.to_string(), other.type_name()))
+                        return Err(type_error(
+                            col,
+                            "is_in",
+                            &other.to_string(),
+                            other.type_name(),
+                        ))
                     }
                 }
             }

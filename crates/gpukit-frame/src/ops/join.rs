@@ -235,7 +235,9 @@ impl DataFrame {
     /// different types, or a missing key, are errors naming the columns and types.
     pub fn join(&self, other: &DataFrame, on: &[&str], how: JoinHow) -> Result<DataFrame> {
         if on.is_empty() {
-            return Err(FrameError::Input("join needs at least one key column".into()));
+            return Err(FrameError::Input(
+                "join needs at least one key column".into(),
+            ));
         }
         let mut lcols = Vec::new();
         let mut rcols = Vec::new();

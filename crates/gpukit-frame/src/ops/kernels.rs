@@ -195,7 +195,13 @@ pub(crate) fn cmp_to_bool(cmp: &[i32], op: i32, out: &mut [bool]) {
 /// Bytewise comparison of each string with `needle`: `-1`, `0` or `1` (UTF-8 byte order is
 /// code point order).
 #[kernel]
-pub(crate) fn str_cmp_scalar(offsets: &[i64], bytes: &[u8], needle: &[u8], nlen: usize, out: &mut [i32]) {
+pub(crate) fn str_cmp_scalar(
+    offsets: &[i64],
+    bytes: &[u8],
+    needle: &[u8],
+    nlen: usize,
+    out: &mut [i32],
+) {
     for i in (grid(1)..out.len()).step_by(gridsize(1)) {
         let start = offsets[i] as usize;
         let len = (offsets[i + 1] - offsets[i]) as usize;
@@ -227,13 +233,7 @@ pub(crate) fn str_cmp_scalar(offsets: &[i64], bytes: &[u8], needle: &[u8], nlen:
 
 /// Bytewise comparison of the strings of two columns row by row: `-1`, `0` or `1`.
 #[kernel]
-pub(crate) fn str_cmp_cols(
-    ao: &[i64],
-    ab: &[u8],
-    bo: &[i64],
-    bb: &[u8],
-    out: &mut [i32],
-) {
+pub(crate) fn str_cmp_cols(ao: &[i64], ab: &[u8], bo: &[i64], bb: &[u8], out: &mut [i32]) {
     for i in (grid(1)..out.len()).step_by(gridsize(1)) {
         let sa = ao[i] as usize;
         let la = (ao[i + 1] - ao[i]) as usize;
@@ -395,7 +395,13 @@ pub(crate) fn fill_invalid_u64(keys: &mut [u64], valid: &[bool], value: u64) {
 /// (zeros past the end) in the high 56 bits, and in the low byte how many bytes the string has
 /// from the chunk's start on, capped at 8 (8: the string goes on past this chunk).
 #[kernel]
-pub(crate) fn str_chunk_key(offsets: &[i64], bytes: &[u8], perm: &[i64], k: usize, out: &mut [u64]) {
+pub(crate) fn str_chunk_key(
+    offsets: &[i64],
+    bytes: &[u8],
+    perm: &[i64],
+    k: usize,
+    out: &mut [u64],
+) {
     for i in (grid(1)..out.len()).step_by(gridsize(1)) {
         let r = perm[i] as usize;
         let start = offsets[r] as usize;
@@ -404,7 +410,11 @@ pub(crate) fn str_chunk_key(offsets: &[i64], bytes: &[u8], perm: &[i64], k: usiz
         let rest = if len > from { len - from } else { 0 };
         let mut key = 0u64;
         for j in 0..7 {
-            let b = if j < rest { bytes[start + from + j] as u64 } else { 0u64 };
+            let b = if j < rest {
+                bytes[start + from + j] as u64
+            } else {
+                0u64
+            };
             key = (key << 8) | b;
         }
         out[i] = (key << 8) | (rest.min(8) as u64);
@@ -482,7 +492,11 @@ pub(crate) fn join_bounds(
                 hi = mid;
             }
         }
-        let c = if left_valid[i] { (lo - first) as i64 } else { 0 };
+        let c = if left_valid[i] {
+            (lo - first) as i64
+        } else {
+            0
+        };
         lo_out[i] = first as i64;
         count[i] = c;
         emit[i] = if c == 0 && keep_unmatched { 1 } else { c };
@@ -513,6 +527,64 @@ pub(crate) fn join_expand(
             for j in 0..c {
                 left_idx[s + j] = i as i64;
                 right_idx[s + j] = right_perm[base + j];
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kernel's CUDA C++ compiles to PTX with NVRTC (no GPU needed; skipped visibly
+    /// without libnvrtc, a failure with `GPUKIT_REQUIRE_NVRTC=1`).
+    #[test]
+    fn every_kernel_compiles_with_nvrtc() {
+        let infos = [
+            &gather_bool::INFO,
+            &gather_i32::INFO,
+            &gather_i64::INFO,
+            &gather_u32::INFO,
+            &gather_u64::INFO,
+            &gather_f32::INFO,
+            &gather_f64::INFO,
+            &gather_valid::INFO,
+            &unpack_bits::INFO,
+            &pack_bits::INFO,
+            &str_lengths::INFO,
+            &str_copy::INFO,
+            &kleene_and::INFO,
+            &kleene_or::INFO,
+            &not_bools::INFO,
+            &and_bools::INFO,
+            &cmp_to_bool::INFO,
+            &str_cmp_scalar::INFO,
+            &str_cmp_cols::INFO,
+            &str_isin::INFO,
+            &isin_u64::INFO,
+            &key_i64::INFO,
+            &key_u64::INFO,
+            &mark_changes_f64::INFO,
+            &isin_f64::INFO,
+            &null_flags::INFO,
+            &fill_invalid_u64::INFO,
+            &str_chunk_key::INFO,
+            &str_rank_flags::INFO,
+            &mark_changes::INFO,
+            &scatter_u64::INFO,
+            &join_bounds::INFO,
+            &join_expand::INFO,
+        ];
+        for info in infos {
+            if !gpukit::testing::nvrtc_or_skip() {
+                return;
+            }
+            if let Err(e) = gpukit::__private::ptx(info) {
+                panic!(
+                    "`{}` does not compile:\n{e}\n{}",
+                    info.name,
+                    gpukit::__private::full_source(info)
+                );
             }
         }
     }

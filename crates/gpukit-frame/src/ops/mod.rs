@@ -2,9 +2,9 @@
 //! ([`compare`]), ordering ([`sort`]) and joins ([`join`]); their device kernels are in
 //! `kernels`.
 
-pub(crate) mod kernels;
 pub mod compare;
 pub mod join;
+pub(crate) mod kernels;
 pub mod sort;
 pub mod take;
 #[cfg(test)]

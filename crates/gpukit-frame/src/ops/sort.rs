@@ -176,7 +176,11 @@ fn refine(
 }
 
 /// The order (row indices) that sorts `cols` by each key in turn (LSD chain of stable passes).
-pub(crate) fn lexsort(cols: &[&Column], descending: &[bool], nulls_last: bool) -> Result<Array<i64>> {
+pub(crate) fn lexsort(
+    cols: &[&Column],
+    descending: &[bool],
+    nulls_last: bool,
+) -> Result<Array<i64>> {
     let Some(first) = cols.first() else {
         return Err(FrameError::Input("sort needs at least one key".into()));
     };
@@ -281,7 +285,9 @@ impl DataFrame {
         nulls_last: bool,
     ) -> Result<Array<i64>> {
         if by.is_empty() {
-            return Err(FrameError::Input("sort_by needs at least one column".into()));
+            return Err(FrameError::Input(
+                "sort_by needs at least one column".into(),
+            ));
         }
         let desc: Vec<bool> = match descending.len() {
             0 => vec![false; by.len()],

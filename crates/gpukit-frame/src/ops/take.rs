@@ -167,7 +167,12 @@ fn gather_data(data: &ColumnData, idx: &Array<i64>) -> Result<ColumnData> {
 
 /// Checks that `idx` is 1-D on `device` and every index is in `0..rows` (a min and a max
 /// reduction on the device); the error names the first bad index found and `what`.
-pub(crate) fn check_indices(idx: &Array<i64>, rows: usize, device: &Device, what: &str) -> Result<()> {
+pub(crate) fn check_indices(
+    idx: &Array<i64>,
+    rows: usize,
+    device: &Device,
+    what: &str,
+) -> Result<()> {
     if idx.ndim() != 1 {
         return Err(FrameError::Input(format!(
             "take on {what}: indices must be 1-D, got shape {:?}",
@@ -217,7 +222,11 @@ impl Column {
     /// The rows where `mask` is true, in order (a null in a mask column counts as false). The
     /// mask is a `bool` array or `bool` column of the same length on the same device.
     pub fn filter(&self, mask: &impl BoolMask) -> Result<Column> {
-        let m = mask.to_mask(self.len(), &self.device(), &format!("column `{}`", self.name()))?;
+        let m = mask.to_mask(
+            self.len(),
+            &self.device(),
+            &format!("column `{}`", self.name()),
+        )?;
         let idx = mask_indices(&m)?;
         self.take_unchecked(&idx, false)
     }
@@ -314,7 +323,11 @@ impl DataFrame {
     }
 
     /// [`DataFrame::take`] without the range check (`-1` gives null rows when `may_be_null`).
-    pub(crate) fn take_unchecked(&self, indices: &Array<i64>, may_be_null: bool) -> Result<DataFrame> {
+    pub(crate) fn take_unchecked(
+        &self,
+        indices: &Array<i64>,
+        may_be_null: bool,
+    ) -> Result<DataFrame> {
         let cols = self
             .columns()
             .iter()

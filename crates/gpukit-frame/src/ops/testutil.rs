@@ -56,15 +56,36 @@ pub(crate) fn host(c: &Column) -> Vec<V> {
         .unwrap_or_else(|| vec![true; c.len()]);
     let vals: Vec<V> = match c.data() {
         ColumnData::Bool(a) => a.to_vec().unwrap().into_iter().map(V::Bool).collect(),
-        ColumnData::Int32(a) | ColumnData::Date(a) => {
-            a.to_vec().unwrap().into_iter().map(|x| V::Int(x as i128)).collect()
-        }
-        ColumnData::Int64(a) | ColumnData::Timestamp(a, _) => {
-            a.to_vec().unwrap().into_iter().map(|x| V::Int(x as i128)).collect()
-        }
-        ColumnData::UInt32(a) => a.to_vec().unwrap().into_iter().map(|x| V::Int(x as i128)).collect(),
-        ColumnData::UInt64(a) => a.to_vec().unwrap().into_iter().map(|x| V::Int(x as i128)).collect(),
-        ColumnData::Float32(a) => a.to_vec().unwrap().into_iter().map(|x| V::Float(x as f64)).collect(),
+        ColumnData::Int32(a) | ColumnData::Date(a) => a
+            .to_vec()
+            .unwrap()
+            .into_iter()
+            .map(|x| V::Int(x as i128))
+            .collect(),
+        ColumnData::Int64(a) | ColumnData::Timestamp(a, _) => a
+            .to_vec()
+            .unwrap()
+            .into_iter()
+            .map(|x| V::Int(x as i128))
+            .collect(),
+        ColumnData::UInt32(a) => a
+            .to_vec()
+            .unwrap()
+            .into_iter()
+            .map(|x| V::Int(x as i128))
+            .collect(),
+        ColumnData::UInt64(a) => a
+            .to_vec()
+            .unwrap()
+            .into_iter()
+            .map(|x| V::Int(x as i128))
+            .collect(),
+        ColumnData::Float32(a) => a
+            .to_vec()
+            .unwrap()
+            .into_iter()
+            .map(|x| V::Float(x as f64))
+            .collect(),
         ColumnData::Float64(a) => a.to_vec().unwrap().into_iter().map(V::Float).collect(),
         ColumnData::Utf8(s) => s.to_strings().unwrap().into_iter().map(V::Str).collect(),
     };
@@ -100,7 +121,15 @@ pub(crate) fn assert_frames(a: &DataFrame, b: &DataFrame, what: &str) {
 }
 
 const WORDS: [&str; 10] = [
-    "en", "de", "", "Zürich", "日本語", "en_US", "a\u{0}b", "ab", "Main_Page_of_the_wiki",
+    "en",
+    "de",
+    "",
+    "Zürich",
+    "日本語",
+    "en_US",
+    "a\u{0}b",
+    "ab",
+    "Main_Page_of_the_wiki",
     "Main_Page_of_the_wikipedia",
 ];
 
@@ -126,7 +155,14 @@ pub(crate) fn random_frame(r: &mut StdRng, n: usize, nulls: bool, device: &Devic
     let mut cols = Vec::new();
     let i: Vec<i64> = (0..n).map(|_| r.random_range(-3..4)).collect();
     let v = random_valid(r, n, p);
-    cols.push(Column::new("i", ColumnData::Int64(Array::from_slice_on(&i, device).unwrap()), bitmap(&v, device)).unwrap());
+    cols.push(
+        Column::new(
+            "i",
+            ColumnData::Int64(Array::from_slice_on(&i, device).unwrap()),
+            bitmap(&v, device),
+        )
+        .unwrap(),
+    );
     let f: Vec<f64> = (0..n)
         .map(|_| match r.random_range(0..6) {
             0 => f64::NAN,
@@ -136,22 +172,70 @@ pub(crate) fn random_frame(r: &mut StdRng, n: usize, nulls: bool, device: &Devic
         })
         .collect();
     let v = random_valid(r, n, p);
-    cols.push(Column::new("f", ColumnData::Float64(Array::from_slice_on(&f, device).unwrap()), bitmap(&v, device)).unwrap());
-    let s: Vec<&str> = (0..n).map(|_| WORDS[r.random_range(0..WORDS.len())]).collect();
+    cols.push(
+        Column::new(
+            "f",
+            ColumnData::Float64(Array::from_slice_on(&f, device).unwrap()),
+            bitmap(&v, device),
+        )
+        .unwrap(),
+    );
+    let s: Vec<&str> = (0..n)
+        .map(|_| WORDS[r.random_range(0..WORDS.len())])
+        .collect();
     let v = random_valid(r, n, p);
-    cols.push(Column::new("s", ColumnData::Utf8(Utf8Data::from_strs_on(&s, device).unwrap()), bitmap(&v, device)).unwrap());
+    cols.push(
+        Column::new(
+            "s",
+            ColumnData::Utf8(Utf8Data::from_strs_on(&s, device).unwrap()),
+            bitmap(&v, device),
+        )
+        .unwrap(),
+    );
     let b: Vec<bool> = (0..n).map(|_| r.random_bool(0.5)).collect();
     let v = random_valid(r, n, p);
-    cols.push(Column::new("b", ColumnData::Bool(Array::from_slice_on(&b, device).unwrap()), bitmap(&v, device)).unwrap());
-    let u: Vec<u32> = (0..n).map(|_| r.random_range(0..5u32) * 1_000_000_000).collect();
+    cols.push(
+        Column::new(
+            "b",
+            ColumnData::Bool(Array::from_slice_on(&b, device).unwrap()),
+            bitmap(&v, device),
+        )
+        .unwrap(),
+    );
+    let u: Vec<u32> = (0..n)
+        .map(|_| r.random_range(0..5u32) * 1_000_000_000)
+        .collect();
     let v = random_valid(r, n, p);
-    cols.push(Column::new("u", ColumnData::UInt32(Array::from_slice_on(&u, device).unwrap()), bitmap(&v, device)).unwrap());
+    cols.push(
+        Column::new(
+            "u",
+            ColumnData::UInt32(Array::from_slice_on(&u, device).unwrap()),
+            bitmap(&v, device),
+        )
+        .unwrap(),
+    );
     let d: Vec<i32> = (0..n).map(|_| r.random_range(-2..3) * 365).collect();
     let v = random_valid(r, n, p);
-    cols.push(Column::new("d", ColumnData::Date(Array::from_slice_on(&d, device).unwrap()), bitmap(&v, device)).unwrap());
-    let g: Vec<f32> = (0..n).map(|_| r.random_range(-2..3) as f32 * 0.25).collect();
+    cols.push(
+        Column::new(
+            "d",
+            ColumnData::Date(Array::from_slice_on(&d, device).unwrap()),
+            bitmap(&v, device),
+        )
+        .unwrap(),
+    );
+    let g: Vec<f32> = (0..n)
+        .map(|_| r.random_range(-2..3) as f32 * 0.25)
+        .collect();
     let v = random_valid(r, n, p);
-    cols.push(Column::new("g", ColumnData::Float32(Array::from_slice_on(&g, device).unwrap()), bitmap(&v, device)).unwrap());
+    cols.push(
+        Column::new(
+            "g",
+            ColumnData::Float32(Array::from_slice_on(&g, device).unwrap()),
+            bitmap(&v, device),
+        )
+        .unwrap(),
+    );
     DataFrame::new(cols).unwrap()
 }
 

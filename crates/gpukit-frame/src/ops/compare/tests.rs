@@ -42,10 +42,20 @@ fn host_mask(m: &Mask) -> Vec<Option<bool>> {
         .as_ref()
         .map(|x| x.to_vec().unwrap())
         .unwrap_or_else(|| vec![true; v.len()]);
-    v.into_iter().zip(ok).map(|(v, ok)| ok.then_some(v)).collect()
+    v.into_iter()
+        .zip(ok)
+        .map(|(v, ok)| ok.then_some(v))
+        .collect()
 }
 
-const OPS: [CmpOp; 6] = [CmpOp::Eq, CmpOp::Ne, CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge];
+const OPS: [CmpOp; 6] = [
+    CmpOp::Eq,
+    CmpOp::Ne,
+    CmpOp::Lt,
+    CmpOp::Le,
+    CmpOp::Gt,
+    CmpOp::Ge,
+];
 
 #[test]
 fn columns_against_literals_match_the_host() {
@@ -129,12 +139,25 @@ fn is_in_matches_the_host() {
     for n in SIZES {
         let f = random_frame(&mut r, n, true, &cpu());
         let cases: Vec<(&str, Vec<Lit>)> = vec![
-            ("i", vec![Lit::Int(-3), Lit::Int(2), Lit::Int(99), Lit::Float(1.0)]),
+            (
+                "i",
+                vec![Lit::Int(-3), Lit::Int(2), Lit::Int(99), Lit::Float(1.0)],
+            ),
             ("i", vec![]),
             ("u", vec![Lit::Int(1_000_000_000), Lit::Int(-1)]),
-            ("f", vec![Lit::Float(0.0), Lit::Float(f64::NAN), Lit::Int(1)]),
+            (
+                "f",
+                vec![Lit::Float(0.0), Lit::Float(f64::NAN), Lit::Int(1)],
+            ),
             ("g", vec![Lit::Float(0.25)]),
-            ("s", vec![Lit::Str("en".into()), Lit::Str("".into()), Lit::Str("日本語".into())]),
+            (
+                "s",
+                vec![
+                    Lit::Str("en".into()),
+                    Lit::Str("".into()),
+                    Lit::Str("日本語".into()),
+                ],
+            ),
             ("s", vec![]),
             ("b", vec![Lit::Bool(false)]),
             ("d", vec![Lit::Int(-365), Lit::Int(0)]),
@@ -146,7 +169,10 @@ fn is_in_matches_the_host() {
                 .iter()
                 .map(|v| match v {
                     V::Null => None,
-                    V::Float(x) if x.is_nan() => Some(lits.iter().any(|l| matches!(l, Lit::Float(y) if y.is_nan()))),
+                    V::Float(x) if x.is_nan() => Some(
+                        lits.iter()
+                            .any(|l| matches!(l, Lit::Float(y) if y.is_nan())),
+                    ),
                     v => Some(lits.iter().any(|l| host_cmp(v, CmpOp::Eq, l) == Some(true))),
                 })
                 .collect();
@@ -162,7 +188,9 @@ fn null_masks_and_type_errors() {
     let nulls = host_mask(&null_mask(c, true).unwrap());
     let want: Vec<Option<bool>> = host(c).iter().map(|v| Some(*v == V::Null)).collect();
     assert_eq!(nulls, want);
-    let e = compare_lit(c, CmpOp::Gt, &Lit::Int(100)).unwrap_err().to_string();
+    let e = compare_lit(c, CmpOp::Gt, &Lit::Int(100))
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("cannot compare column `s` of type str with 100 of type i64"),
         "{e}"
@@ -174,6 +202,11 @@ fn null_masks_and_type_errors() {
         e.contains("column `s` of type str with column `i` of type i64"),
         "{e}"
     );
-    let e = is_in(f.column("i").unwrap(), &[Lit::Str("en".into())]).unwrap_err().to_string();
-    assert!(e.contains("column `i` of type i64 with \"en\" of type str"), "{e}");
+    let e = is_in(f.column("i").unwrap(), &[Lit::Str("en".into())])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("column `i` of type i64 with \"en\" of type str"),
+        "{e}"
+    );
 }

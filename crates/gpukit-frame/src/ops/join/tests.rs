@@ -8,7 +8,12 @@ fn cpu() -> Device {
 
 /// Host join: for each left row in order, its matches in right order (null keys match
 /// nothing; NaN matches NaN), or `None` for an unmatched row of a left join.
-fn host_pairs(l: &DataFrame, r: &DataFrame, on: &[&str], how: JoinHow) -> Vec<(usize, Option<usize>)> {
+fn host_pairs(
+    l: &DataFrame,
+    r: &DataFrame,
+    on: &[&str],
+    how: JoinHow,
+) -> Vec<(usize, Option<usize>)> {
     let lk: Vec<Vec<V>> = on.iter().map(|n| host(l.column(n).unwrap())).collect();
     let rk: Vec<Vec<V>> = on.iter().map(|n| host(r.column(n).unwrap())).collect();
     let mut out = Vec::new();
@@ -83,7 +88,15 @@ fn joins_match_a_nested_loop_join() {
         let l = keyed(&mut r, nl);
         let rt = keyed(&mut r, nr);
         for how in [JoinHow::Inner, JoinHow::Left] {
-            for on in [&["i"][..], &["s"], &["f"], &["d"], &["b"], &["i", "s"], &["s", "f", "b"]] {
+            for on in [
+                &["i"][..],
+                &["s"],
+                &["f"],
+                &["d"],
+                &["b"],
+                &["i", "s"],
+                &["s", "f", "b"],
+            ] {
                 check(&l, &rt, on, how);
             }
         }
@@ -99,15 +112,27 @@ fn join_errors_name_columns_and_types() {
         Column::from_slice_on("x", &[1i64, 2], &cpu()).unwrap(),
     ])
     .unwrap();
-    let e = l.join(&other, &["i"], JoinHow::Inner).unwrap_err().to_string();
+    let e = l
+        .join(&other, &["i"], JoinHow::Inner)
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("join key `i`: the left column `i` is i64 but the right column `i` is str"),
         "{e}"
     );
-    let e = l.join(&other, &["x"], JoinHow::Inner).unwrap_err().to_string();
+    let e = l
+        .join(&other, &["x"], JoinHow::Inner)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("no column named `x`"), "{e}");
-    let e = l.join(&other, &["s"], JoinHow::Left).unwrap_err().to_string();
-    assert!(e.contains("join key `s` is not a column of the right frame"), "{e}");
+    let e = l
+        .join(&other, &["s"], JoinHow::Left)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("join key `s` is not a column of the right frame"),
+        "{e}"
+    );
     assert!(l.join(&other, &[], JoinHow::Inner).is_err());
 }
 
@@ -131,7 +156,13 @@ fn unicode_keys_and_suffixes() {
     );
     assert_eq!(
         host(j.column("v_right").unwrap()),
-        [V::Float(10.5), V::Float(30.5), V::Float(20.5), V::Float(10.5), V::Float(30.5)]
+        [
+            V::Float(10.5),
+            V::Float(30.5),
+            V::Float(20.5),
+            V::Float(10.5),
+            V::Float(30.5)
+        ]
     );
     let j = l.join(&r, &["k"], JoinHow::Left).unwrap();
     assert_eq!(j.height(), 6);

@@ -19,11 +19,27 @@ fn host_order(f: &DataFrame, by: &[&str], desc: &[bool], nulls_last: bool) -> Ve
         for (c, &d) in cols.iter().zip(&desc) {
             let o = match (&c[a], &c[b]) {
                 (V::Null, V::Null) => Ordering::Equal,
-                (V::Null, _) => if nulls_last { Ordering::Greater } else { Ordering::Less },
-                (_, V::Null) => if nulls_last { Ordering::Less } else { Ordering::Greater },
+                (V::Null, _) => {
+                    if nulls_last {
+                        Ordering::Greater
+                    } else {
+                        Ordering::Less
+                    }
+                }
+                (_, V::Null) => {
+                    if nulls_last {
+                        Ordering::Less
+                    } else {
+                        Ordering::Greater
+                    }
+                }
                 (x, y) => {
                     let o = x.order(y);
-                    if d { o.reverse() } else { o }
+                    if d {
+                        o.reverse()
+                    } else {
+                        o
+                    }
                 }
             };
             if o != Ordering::Equal {
@@ -36,7 +52,11 @@ fn host_order(f: &DataFrame, by: &[&str], desc: &[bool], nulls_last: bool) -> Ve
 }
 
 fn check(f: &DataFrame, by: &[&str], desc: &[bool], nulls_last: bool) {
-    let got = f.arg_sort_by(by, desc, nulls_last).unwrap().to_vec().unwrap();
+    let got = f
+        .arg_sort_by(by, desc, nulls_last)
+        .unwrap()
+        .to_vec()
+        .unwrap();
     let want: Vec<i64> = host_order(f, by, desc, nulls_last)
         .into_iter()
         .map(|i| i as i64)
@@ -46,7 +66,12 @@ fn check(f: &DataFrame, by: &[&str], desc: &[bool], nulls_last: bool) {
             eprintln!("{name}: {:?}", host(f.column(name).unwrap()));
         }
     }
-    assert_eq!(got, want, "sort by {by:?} desc {desc:?} nulls_last {nulls_last}, n={}", f.height());
+    assert_eq!(
+        got,
+        want,
+        "sort by {by:?} desc {desc:?} nulls_last {nulls_last}, n={}",
+        f.height()
+    );
 }
 
 #[test]
@@ -77,11 +102,10 @@ fn several_keys_sort_lexicographically() {
         let sorted = f.sort_by(&["s", "i"], &[false, true]).unwrap();
         let order = host_order(&f, &["s", "i"], &[false, true], true);
         let want = f
-            .take(&Array::from_slice_on(
-                &order.iter().map(|&i| i as i64).collect::<Vec<_>>(),
-                &cpu(),
+            .take(
+                &Array::from_slice_on(&order.iter().map(|&i| i as i64).collect::<Vec<_>>(), &cpu())
+                    .unwrap(),
             )
-            .unwrap())
             .unwrap();
         assert_frames(&sorted, &want, "sort_by");
     }
@@ -90,8 +114,19 @@ fn several_keys_sort_lexicographically() {
 #[test]
 fn string_ranks_order_bytes_with_long_prefixes_and_nul() {
     let words = [
-        "abcdefghijklmnop", "abcdefghijklmno", "abcdefghijklmnop\u{0}", "abcdefg", "abcdefg\u{0}",
-        "", "\u{0}", "Zürich", "Zurich", "日本語", "日本", "abcdefghijklmnop", "",
+        "abcdefghijklmnop",
+        "abcdefghijklmno",
+        "abcdefghijklmnop\u{0}",
+        "abcdefg",
+        "abcdefg\u{0}",
+        "",
+        "\u{0}",
+        "Zürich",
+        "Zurich",
+        "日本語",
+        "日本",
+        "abcdefghijklmnop",
+        "",
     ];
     let s = Utf8Data::from_strs_on(&words, &cpu()).unwrap();
     let ranks = string_ranks(&s).unwrap().to_vec().unwrap();
@@ -113,7 +148,10 @@ fn column_sorts_and_bad_keys() {
     let f = random_frame(&mut rng(32), 5, false, &cpu());
     let e = f.sort_by(&["nope"], &[]).unwrap_err().to_string();
     assert!(e.contains("no column named `nope`"), "{e}");
-    let e = f.sort_by(&["i", "s"], &[true, false, true]).unwrap_err().to_string();
+    let e = f
+        .sort_by(&["i", "s"], &[true, false, true])
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("2 key(s) (i, s) but 3 descending flags"), "{e}");
     assert!(f.sort_by(&[], &[]).is_err());
 }

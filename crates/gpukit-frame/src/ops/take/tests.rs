@@ -14,7 +14,9 @@ fn take_gathers_every_type_with_nulls_and_repeats() {
             let f = random_frame(&mut r, n, nulls, &cpu());
             let m = if n == 0 { 0 } else { n * 2 + 3 };
             let idx: Vec<i64> = (0..m).map(|_| r.random_range(0..n as i64)).collect();
-            let got = f.take(&Array::from_slice_on(&idx, &cpu()).unwrap()).unwrap();
+            let got = f
+                .take(&Array::from_slice_on(&idx, &cpu()).unwrap())
+                .unwrap();
             assert_eq!(got.shape(), (m, f.width()));
             for ((name, want), (_, have)) in host_frame(&f).iter().zip(host_frame(&got)) {
                 let expect: Vec<V> = idx.iter().map(|&i| want[i as usize].clone()).collect();
@@ -57,14 +59,15 @@ fn filter_keeps_true_rows_and_null_counts_as_false() {
                 .collect();
             assert_same(&have, &expect, &format!("filter {name}, n={n}"));
         }
-        assert_same(&host(&got_col), &host(got.column("s").unwrap()), "column filter");
+        assert_same(
+            &host(&got_col),
+            &host(got.column("s").unwrap()),
+            "column filter",
+        );
         // the bool column `b` as the mask: its nulls drop rows
         let b = f.column("b").unwrap();
         let by_col = f.filter(b).unwrap();
-        let expect = host(b)
-            .iter()
-            .filter(|v| **v == V::Bool(true))
-            .count();
+        let expect = host(b).iter().filter(|v| **v == V::Bool(true)).count();
         assert_eq!(by_col.height(), expect, "mask column, n={n}");
     }
 }
