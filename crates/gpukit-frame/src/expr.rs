@@ -13,6 +13,22 @@
 //! `!null` is null; a filter keeps only rows that are true (not null). A column that is not
 //! there, or a comparison of mismatched types, is a [`FrameError`] naming the column and both
 //! types.
+//!
+//! ```
+//! use gpukit::Device;
+//! use gpukit_frame::prelude::*;
+//!
+//! let cpu = Device::Cpu;
+//! let df = DataFrame::new(vec![
+//!     Column::from_strs_on("project", &["en", "de", "en", "fr"], &cpu)?,
+//!     Column::from_slice_on("requests", &[120i64, 7, 3, 450], &cpu)?,
+//! ])?;
+//! let busy = df.filter(col("requests").gt(100) & col("project").is_in(&["en", "de"]))?;
+//! assert_eq!(busy.height(), 1);
+//! let by_requests = df.sort_by(&["requests"], &[true])?;
+//! assert_eq!(by_requests.column("requests")?.values::<i64>()?.to_vec()?, [450, 120, 7, 3]);
+//! # Ok::<(), gpukit_frame::FrameError>(())
+//! ```
 
 use std::ops::{BitAnd, BitOr, Not};
 
@@ -266,13 +282,11 @@ fn to_mask(v: Value, frame: &DataFrame, what: &str) -> Result<Mask> {
 fn kleene(x: &Mask, y: &Mask, and: bool) -> Result<Mask> {
     let n = x.values.size();
     let device = x.values.device();
-    if x.valid.is_none() && y.valid.is_none() {
-        if and {
-            return Ok(Mask {
-                values: crate::ops::take::and_masks(&x.values, &y.values)?,
-                valid: None,
-            });
-        }
+    if and && x.valid.is_none() && y.valid.is_none() {
+        return Ok(Mask {
+            values: crate::ops::take::and_masks(&x.values, &y.values)?,
+            valid: None,
+        });
     }
     let ones = Array::<bool>::full_on(n, true, &device)?;
     let vx = x.valid.as_ref().unwrap_or(&ones);

@@ -33,6 +33,7 @@ pub use strings::Utf8Data;
 
 /// What a notebook imports: `use gpukit_frame::prelude::*;`.
 pub mod prelude {
+    pub use crate::{col, lit, Expr, JoinHow};
     pub use crate::{
         Bitmap, Column, ColumnData, DataFrame, FrameDType, FrameError, TimeUnit, Utf8Data,
     };

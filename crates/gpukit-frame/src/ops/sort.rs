@@ -250,6 +250,12 @@ impl Column {
         lexsort(&[self], &[descending], true)
     }
 
+    /// The indices that sort the column ascending (NumPy's `argsort(kind="stable")` name for
+    /// [`Column::arg_sort`]`(false)`): NaN after numbers, nulls last.
+    pub fn argsort(&self) -> Result<Array<i64>> {
+        self.arg_sort(false)
+    }
+
     /// The column sorted (see [`Column::arg_sort`]).
     pub fn sort(&self, descending: bool) -> Result<Column> {
         let order = self.arg_sort(descending)?;
