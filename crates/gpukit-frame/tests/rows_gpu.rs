@@ -193,7 +193,7 @@ fn expression_filters_match_the_cpu_backend() {
         col("i").gt(10),
         col("i").le(-3) | col("b").eq(true),
         col("f").lt(2.5) & !col("b"),
-        col("f").eq(0.0),
+        col("f").eq(0.0) | col("f").ge(f64::NAN),
         col("s").eq("en7") | col("s").ge("Zürich"),
         col("s").is_in(&["de3", "日本語12", "", "Main_Page_of_the_wikipedia29"]),
         col("i").is_in(&[1, 2, 3, 49]) & col("u").gt(2_000_000_000u32),

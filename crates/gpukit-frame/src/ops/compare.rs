@@ -12,8 +12,10 @@
 //! Types follow Polars: an integer literal against an integer column compares in the column's
 //! type (in `f64` when the literal does not fit it); a float literal against an integer column
 //! compares in `f64`; two numeric columns of different types compare in `f64`; dates and
-//! timestamps compare with integers (days, or counts of the column's unit). A comparison with a
-//! null row is null (a filter drops it).
+//! timestamps compare with integers (days, or counts of the column's unit). Floats compare in
+//! Polars' order: every NaN equals every NaN and is larger than every number (`x == NaN` is
+//! true for NaN rows, `NaN > 1.0` is true), -0.0 equals 0.0. A comparison with a null row is
+//! null (a filter drops it).
 
 use gpukit::prelude::*;
 
@@ -193,7 +195,18 @@ fn cmp_int<T: Element + TryFrom<i128>>(a: &Array<T>, op: CmpOp, v: i128) -> Resu
     }
 }
 
-/// The mask of `-1/0/1` byte comparisons for `op`.
+/// Floats against a float literal in Polars' order (NaN equal to NaN and largest).
+fn float_lit(x: &Array<f64>, op: CmpOp, v: f64) -> Result<Array<bool>> {
+    let n = x.size();
+    let mut codes = Array::<i32>::empty_on(n, &x.device())?;
+    if n > 0 {
+        let (b, t) = grid_for(n);
+        launch!(k::float_cmp_scalar[b, t](x, v, &mut codes))?;
+    }
+    cmp_codes(&codes, op)
+}
+
+/// The mask of `-1/0/1` comparisons for `op`.
 fn cmp_codes(codes: &Array<i32>, op: CmpOp) -> Result<Array<bool>> {
     let n = codes.size();
     let mut out = Array::<bool>::empty_on(n, &codes.device())?;
@@ -220,14 +233,10 @@ pub fn compare_lit(col: &Column, op: CmpOp, lit: &Lit) -> Result<Mask> {
         (ColumnData::Int64(a) | ColumnData::Timestamp(a, _), Lit::Int(v)) => cmp_int(a, op, *v)?,
         (ColumnData::UInt32(a), Lit::Int(v)) => cmp_int(a, op, *v)?,
         (ColumnData::UInt64(a), Lit::Int(v)) => cmp_int(a, op, *v)?,
-        (ColumnData::Int32(a), Lit::Float(v)) => cmp_scalar(&a.astype::<f64>()?, op, *v)?,
-        (ColumnData::Int64(a), Lit::Float(v)) => cmp_scalar(&a.astype::<f64>()?, op, *v)?,
-        (ColumnData::UInt32(a), Lit::Float(v)) => cmp_scalar(&a.astype::<f64>()?, op, *v)?,
-        (ColumnData::UInt64(a), Lit::Float(v)) => cmp_scalar(&a.astype::<f64>()?, op, *v)?,
-        (ColumnData::Float32(a), Lit::Int(v)) => cmp_scalar(a, op, *v as f32)?,
-        (ColumnData::Float32(a), Lit::Float(v)) => cmp_scalar(a, op, *v as f32)?,
-        (ColumnData::Float64(a), Lit::Int(v)) => cmp_scalar(a, op, *v as f64)?,
-        (ColumnData::Float64(a), Lit::Float(v)) => cmp_scalar(a, op, *v)?,
+        (ColumnData::Float32(_), Lit::Int(v)) => float_lit(&as_f64(col)?, op, *v as f32 as f64)?,
+        (ColumnData::Float32(_), Lit::Float(v)) => float_lit(&as_f64(col)?, op, *v as f32 as f64)?,
+        (ColumnData::Float64(a), Lit::Int(v)) => float_lit(a, op, *v as f64)?,
+        (_, Lit::Float(v)) if col.dtype().is_numeric() => float_lit(&as_f64(col)?, op, *v)?,
         (ColumnData::Bool(a), Lit::Bool(v)) => cmp_scalar(a, op, *v)?,
         (ColumnData::Utf8(s), Lit::Str(v)) => {
             let n = s.len();
@@ -291,8 +300,6 @@ pub fn compare_columns(a: &Column, op: CmpOp, b: &Column) -> Result<Mask> {
         (D::Timestamp(x, u), D::Timestamp(y, v)) if u == v => cmp_arrays(x, op, y)?,
         (D::UInt32(x), D::UInt32(y)) => cmp_arrays(x, op, y)?,
         (D::UInt64(x), D::UInt64(y)) => cmp_arrays(x, op, y)?,
-        (D::Float32(x), D::Float32(y)) => cmp_arrays(x, op, y)?,
-        (D::Float64(x), D::Float64(y)) => cmp_arrays(x, op, y)?,
         (D::Utf8(x), D::Utf8(y)) => {
             let n = x.len();
             let mut codes = Array::<i32>::empty_on(n, &x.device())?;
@@ -309,7 +316,14 @@ pub fn compare_columns(a: &Column, op: CmpOp, b: &Column) -> Result<Mask> {
             cmp_codes(&codes, op)?
         }
         _ if a.dtype().is_numeric() && b.dtype().is_numeric() => {
-            cmp_arrays(&as_f64(a)?, op, &as_f64(b)?)?
+            let (x, y) = (as_f64(a)?, as_f64(b)?);
+            let n = x.size();
+            let mut codes = Array::<i32>::empty_on(n, &x.device())?;
+            if n > 0 {
+                let (bl, t) = grid_for(n);
+                launch!(k::float_cmp_cols[bl, t](&x, &y, &mut codes))?;
+            }
+            cmp_codes(&codes, op)?
         }
         _ => {
             return Err(FrameError::Type(format!(

@@ -2,6 +2,9 @@
 //! Rust with `#[kernel]`: each runs as CUDA on a GPU and as its native twin on the CPU backend.
 //! Every kernel is a grid-stride loop, so any grid covers any length; [`grid_for`] picks one.
 //!
+//! Why this file is long: it holds every row kernel (a few lines each) in one place, so that
+//! one test compiles them all with NVRTC.
+//!
 //! Conventions: a row index of `-1` in an index array means "no row" (a null row of a left
 //! join); sort keys are `u64` whose unsigned order is the order wanted (see `sort.rs`).
 
@@ -189,6 +192,41 @@ pub(crate) fn cmp_to_bool(cmp: &[i32], op: i32, out: &mut [bool]) {
             4 => c > 0,
             _ => c >= 0,
         };
+    }
+}
+
+/// Polars' float order (every NaN equal to every NaN and above every number; -0.0 equal to
+/// 0.0) of `a` and `b`: `-1`, `0` or `1`.
+#[device]
+pub(crate) fn float_order(a: f64, b: f64) -> i32 {
+    if a.is_nan() {
+        if b.is_nan() {
+            0
+        } else {
+            1
+        }
+    } else if b.is_nan() || a < b {
+        -1
+    } else if a > b {
+        1
+    } else {
+        0
+    }
+}
+
+/// Each value against `v` in Polars' float order (see [`float_order`]).
+#[kernel]
+pub(crate) fn float_cmp_scalar(x: &[f64], v: f64, out: &mut [i32]) {
+    for i in (grid(1)..out.len()).step_by(gridsize(1)) {
+        out[i] = float_order(x[i], v);
+    }
+}
+
+/// Two float columns row by row in Polars' float order.
+#[kernel]
+pub(crate) fn float_cmp_cols(a: &[f64], b: &[f64], out: &mut [i32]) {
+    for i in (grid(1)..out.len()).step_by(gridsize(1)) {
+        out[i] = float_order(a[i], b[i]);
     }
 }
 
@@ -558,6 +596,8 @@ mod tests {
             &not_bools::INFO,
             &and_bools::INFO,
             &cmp_to_bool::INFO,
+            &float_cmp_scalar::INFO,
+            &float_cmp_cols::INFO,
             &str_cmp_scalar::INFO,
             &str_cmp_cols::INFO,
             &str_isin::INFO,

@@ -5,21 +5,15 @@ fn cpu() -> Device {
     Device::Cpu
 }
 
-/// The host answer of `v op lit` (None for null), IEEE for NaN.
+/// The host answer of `v op lit` (None for null), in Polars' float order (NaN == NaN, largest).
 fn host_cmp(v: &V, op: CmpOp, lit: &Lit) -> Option<bool> {
     use std::cmp::Ordering::*;
     let ord = match (v, lit) {
         (V::Null, _) => return None,
         (V::Int(a), Lit::Int(b)) => a.cmp(b),
-        (V::Int(a), Lit::Float(b)) => (*a as f64).partial_cmp(b)?,
-        (V::Float(a), Lit::Int(b)) => match a.partial_cmp(&(*b as f64)) {
-            Some(o) => o,
-            None => return Some(op == CmpOp::Ne),
-        },
-        (V::Float(a), Lit::Float(b)) => match a.partial_cmp(b) {
-            Some(o) => o,
-            None => return Some(op == CmpOp::Ne),
-        },
+        (V::Int(a), Lit::Float(b)) => V::Float(*a as f64).order(&V::Float(*b)),
+        (V::Float(a), Lit::Int(b)) => V::Float(*a).order(&V::Float(*b as f64)),
+        (V::Float(a), Lit::Float(b)) => V::Float(*a).order(&V::Float(*b)),
         (V::Str(a), Lit::Str(b)) => a.as_bytes().cmp(b.as_bytes()),
         (V::Bool(a), Lit::Bool(b)) => a.cmp(b),
         _ => panic!("host_cmp {v:?} {lit:?}"),
@@ -66,6 +60,8 @@ fn columns_against_literals_match_the_host() {
         ("i", Lit::Float(0.5)),
         ("f", Lit::Float(0.0)),
         ("f", Lit::Int(1)),
+        ("f", Lit::Float(f64::NAN)),
+        ("i", Lit::Float(f64::NAN)),
         ("g", Lit::Float(-0.25)),
         ("u", Lit::Int(2_000_000_000)),
         ("u", Lit::Int(-1)),
@@ -96,7 +92,7 @@ fn columns_against_columns() {
     for n in SIZES {
         let f = random_frame(&mut r, n, true, &cpu());
         let g = random_frame(&mut r, n, true, &cpu());
-        for name in ["i", "s", "b", "d", "u"] {
+        for name in ["i", "s", "b", "d", "u", "f", "g"] {
             let (a, b) = (f.column(name).unwrap(), g.column(name).unwrap());
             let (ha, hb) = (host(a), host(b));
             for op in OPS {
