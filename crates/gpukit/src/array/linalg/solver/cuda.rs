@@ -355,9 +355,11 @@ pub(super) fn svd<T: CusolverElement + Element>(
         SvdJob::Full => (cusolverEigMode_t::CUSOLVER_EIG_MODE_VECTOR, 0, rows),
     };
     let mut s = alloc::<T>(b, batch * k)?;
-    // Without vectors cuSOLVER does not reference U' and V' (one-element buffers).
+    // Even without vectors `gesvdj` writes into U' and V' (measured: a one-element V' let it
+    // overwrite the next buffer), so both always have their economy size at least.
+    let ucols = ucols.max(cols);
     let mut u = alloc::<T>(b, batch * rows * ucols)?;
-    let mut v = alloc::<T>(b, if vectors { batch * cols * cols } else { 0 })?;
+    let mut v = alloc::<T>(b, batch * cols * cols)?;
     let mut info = alloc::<i32>(b, batch)?;
     let (ri, ci) = (dim("rows", rows)?, dim("columns", cols)?);
     let params = GesvdjParams::new()?;
@@ -383,14 +385,9 @@ pub(super) fn svd<T: CusolverElement + Element>(
     })?;
     let mut work = alloc::<T>(b, lwork as usize)?;
     for i in 0..batch {
-        let (uo, vo) = if vectors {
-            (i * rows * ucols, i * cols * cols)
-        } else {
-            (0, 0)
-        };
+        let (uo, vo) = (i * rows * ucols, i * cols * cols);
         // SAFETY: matrix i (rows x cols, leading dimension rows), k singular values, U'
-        // (rows x ucols) and V' (cols x cols) when asked for, the workspace of `lwork` elements,
-        // one info.
+        // (rows x ucols) and V' (cols x cols), the workspace of `lwork` elements, one info.
         check("in gesvdj (singular value decomposition)", unsafe {
             T::gesvdj(
                 h.cu(),
