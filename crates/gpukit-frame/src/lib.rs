@@ -16,6 +16,7 @@
 //! - [`udf`]: user `#[kernel]`/`#[vectorize]` functions over columns (`apply_rows`).
 //! - [`group_by`]: `group_by(..).agg(..)`, `value_counts`, `unique`, `n_unique` on the device.
 //! - [`describe`]: `describe()`, summary statistics on the device.
+//! - [`ops`]: row operations (take, filter, compare, sort, join) and [`expr`], filter expressions.
 //!
 //! Built on those (each its own concept):
 //! - [`select`]: choosing columns and rows (`select`, `drop`, `rename`, `with_column`, `head`,
@@ -32,9 +33,11 @@ pub mod describe;
 pub mod display;
 pub mod dtype;
 pub mod error;
+pub mod expr;
 pub mod frame;
 pub mod group_by;
 pub mod io;
+pub mod ops;
 pub mod rolling;
 pub mod select;
 pub mod str_ops;
@@ -47,15 +50,18 @@ pub use column::{Column, ColumnData};
 pub use display::{display_options, set_display_options, DisplayOptions};
 pub use dtype::{FrameDType, TimeUnit};
 pub use error::{FrameError, Result};
+pub use expr::{col, lit, Expr};
 pub use frame::DataFrame;
 pub use rolling::RollingOptions;
 pub use str_ops::StrNamespace;
 pub use io::csv::{read_csv, read_csv_from, write_csv, write_csv_to, CsvOptions};
+pub use ops::join::JoinHow;
 pub use strings::Utf8Data;
 
 /// What a notebook imports: `use gpukit_frame::prelude::*;`.
 pub mod prelude {
     pub use crate::group_by::{Agg, GroupBy};
+    pub use crate::{col, lit, Expr, JoinHow};
     pub use crate::{
         read_csv, read_csv_from, write_csv, write_csv_to, Bitmap, Column, ColumnData, CsvOptions,
         DataFrame, FrameDType, FrameError, RollingOptions, TimeUnit, Utf8Data,
