@@ -10,6 +10,11 @@
 //!                                    gpukit, the driver's memcpy and memset through raw cudarc
 //! gpukit-bench cpu [--reps N] [--n ELEMENTS] [--only SUBSTRING]   CPU backend against ndarray
 //! gpukit-bench diag [--reps BATCHES]                             host time of tiny operations
+//! gpukit-bench frame --rows N [--csv PATH] [--digests PATH] [--warmup N] [--reps N]
+//!                    [--read-reps N] [--dry-run]
+//!                                    the frame rows (issue 17) on the GPU (--dry-run: the CPU
+//!                                    backend); benches/polars_twin.py is the Polars side
+//! gpukit-bench frame --write-csv PATH --rows N   writes the pageview CSV both sides read
 //! ```
 //!
 //! Each row is printed as one JSON line on stdout (progress on stderr). benches/run.sh runs the GPU
@@ -22,6 +27,8 @@ mod cpu;
 mod cudarc_ref;
 mod fft;
 mod first_launch;
+mod frame_digest;
+mod frame_rows;
 mod gpu;
 mod json;
 mod kernels;
@@ -36,8 +43,9 @@ use gpukit::prelude::*;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-const USAGE: &str = "usage: gpukit-bench gpu|ceilings|cpu|diag [--warmup N] [--reps N] [--n N] \
-                     [--only S] [--sizes-gib 1,2,4] [--dry-run]";
+const USAGE: &str = "usage: gpukit-bench gpu|ceilings|cpu|diag|frame [--warmup N] [--reps N] \
+                     [--n N] [--only S] [--sizes-gib 1,2,4] [--rows N] [--csv PATH] \
+                     [--digests PATH] [--write-csv PATH] [--read-reps N] [--dry-run]";
 
 #[derive(Debug)]
 struct Args {
@@ -48,6 +56,12 @@ struct Args {
     only: Option<String>,
     sizes_gib: Vec<usize>,
     dry_run: bool,
+    /// Frame mode: rows, CSV to read, digest file, CSV to write, timed reads.
+    rows: Option<usize>,
+    csv: Option<String>,
+    digests: Option<String>,
+    write_csv: Option<String>,
+    read_reps: usize,
 }
 
 fn parse(args: impl IntoIterator<Item = String>) -> std::result::Result<Args, String> {
@@ -61,6 +75,11 @@ fn parse(args: impl IntoIterator<Item = String>) -> std::result::Result<Args, St
         only: None,
         sizes_gib: vec![1, 2, 4],
         dry_run: false,
+        rows: None,
+        csv: None,
+        digests: None,
+        write_csv: None,
+        read_reps: 1,
     };
     while let Some(flag) = it.next() {
         if flag == "--dry-run" {
@@ -74,6 +93,11 @@ fn parse(args: impl IntoIterator<Item = String>) -> std::result::Result<Args, St
             "--reps" => a.reps = num(&val)?.max(1),
             "--n" => a.n = num(&val)?,
             "--only" => a.only = Some(val.clone()),
+            "--rows" => a.rows = Some(num(&val)?),
+            "--csv" => a.csv = Some(val.clone()),
+            "--digests" => a.digests = Some(val.clone()),
+            "--write-csv" => a.write_csv = Some(val.clone()),
+            "--read-reps" => a.read_reps = num(&val)?.max(1),
             "--sizes-gib" => {
                 a.sizes_gib = val
                     .split(',')
@@ -151,6 +175,48 @@ fn gpu_mode(a: &Args) -> Result<()> {
     )
 }
 
+/// `gpukit-bench frame`: the frame rows on the first GPU (the CPU backend with --dry-run), or
+/// only the CSV with --write-csv.
+fn frame_mode(a: &Args) -> Result<()> {
+    let boxed = |e: Box<dyn std::error::Error>| Error::Other(e.to_string());
+    if let Some(path) = &a.write_csv {
+        let rows = a
+            .rows
+            .ok_or_else(|| Error::Other("--write-csv needs --rows".into()))?;
+        return frame_rows::write_csv_file(std::path::Path::new(path), rows).map_err(boxed);
+    }
+    let (device, side, default_rows) = if a.dry_run {
+        (Device::cpu(), "gpukit-frame-dry-run", 5000)
+    } else {
+        (Device::cuda(0)?, "gpukit-frame", 10_000_000)
+    };
+    let opts = frame_rows::FrameOpts {
+        rows: a.rows.unwrap_or(default_rows),
+        warmup: a.warmup,
+        reps: a.reps,
+        read_reps: a.read_reps,
+        csv: a.csv.as_ref().map(std::path::PathBuf::from),
+        digests: a.digests.as_ref().map(std::path::PathBuf::from),
+    };
+    let mut digest_lines = String::new();
+    frame_rows::run(
+        &opts,
+        device,
+        side,
+        &mut |j| println!("{}", j.render()),
+        &mut |j| {
+            digest_lines.push_str(&j.render());
+            digest_lines.push('\n');
+        },
+    )
+    .map_err(boxed)?;
+    if let Some(path) = &opts.digests {
+        std::fs::write(path, digest_lines)
+            .map_err(|e| Error::Other(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let args = match parse(std::env::args().skip(1)) {
         Ok(a) => a,
@@ -169,8 +235,9 @@ fn main() -> ExitCode {
             println!("{}", j.render())
         }),
         "diag" => gpu::diag(args.reps),
+        "frame" => frame_mode(&args),
         other => {
-            eprintln!("unknown mode {other}: gpu, ceilings, cpu or diag");
+            eprintln!("unknown mode {other}: gpu, ceilings, cpu, diag or frame");
             return ExitCode::from(2);
         }
     };
@@ -206,5 +273,19 @@ mod tests {
             .unwrap_err()
             .contains("unknown option"));
         assert!(args(&[]).is_err());
+        let a = args(&[
+            "frame",
+            "--rows",
+            "100",
+            "--csv",
+            "/tmp/x.csv",
+            "--read-reps",
+            "2",
+        ])
+        .unwrap();
+        assert_eq!(
+            (a.rows, a.csv.as_deref(), a.read_reps),
+            (Some(100), Some("/tmp/x.csv"), 2)
+        );
     }
 }
