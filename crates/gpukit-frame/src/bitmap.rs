@@ -79,6 +79,50 @@ impl Bitmap {
         })
     }
 
+    /// A bitmap of `len` rows from packed bits on the host (Arrow's order), copied to
+    /// `device`. Bits past `len` are cleared; the null count is taken from the bits. An error if
+    /// `bytes` is shorter than `ceil(len / 8)`.
+    pub fn from_packed_host(bytes: &[u8], len: usize, device: &Device) -> Result<Bitmap> {
+        let n = Self::bytes_for(len);
+        if bytes.len() < n {
+            return Err(FrameError::Length(format!(
+                "a validity bitmap of {len} rows needs {n} bytes, got {}",
+                bytes.len()
+            )));
+        }
+        let mut own = bytes[..n].to_vec();
+        if let Some(last) = own.last_mut() {
+            *last &= mask_low(len - (n - 1) * 8);
+        }
+        let valid: usize = own.iter().map(|b| b.count_ones() as usize).sum();
+        Ok(Bitmap {
+            bits: Array::from_slice_on(&own, device)?,
+            len,
+            null_count: len - valid,
+        })
+    }
+
+    /// A bitmap over packed `bits` (already on a device, `ceil(len / 8)` bytes, bits past `len`
+    /// zero) whose null count the caller has computed, e.g. in the kernel that wrote the bits.
+    /// Not checked.
+    pub fn from_parts_unchecked(bits: Array<u8>, len: usize, null_count: usize) -> Bitmap {
+        Bitmap {
+            bits,
+            len,
+            null_count,
+        }
+    }
+
+    /// A deep copy on the same device (an error instead of `clone`'s panic when the device is
+    /// out of memory).
+    pub fn try_clone(&self) -> Result<Bitmap> {
+        Ok(Bitmap {
+            bits: self.bits.try_clone()?,
+            len: self.len,
+            null_count: self.null_count,
+        })
+    }
+
     /// The packed bits on their device.
     pub fn bits(&self) -> &Array<u8> {
         &self.bits

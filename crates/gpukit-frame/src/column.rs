@@ -85,6 +85,26 @@ impl ColumnData {
         with_values!(self, a => a.device(), s => s.device())
     }
 
+    /// A deep copy on the same device (an error instead of `clone`'s panic when the device is
+    /// out of memory).
+    pub fn try_clone(&self) -> Result<ColumnData> {
+        Ok(match self {
+            ColumnData::Utf8(s) => ColumnData::Utf8(Utf8Data::from_parts_unchecked(
+                s.offsets().try_clone()?,
+                s.bytes().try_clone()?,
+            )),
+            ColumnData::Bool(a) => ColumnData::Bool(a.try_clone()?),
+            ColumnData::Int32(a) => ColumnData::Int32(a.try_clone()?),
+            ColumnData::Int64(a) => ColumnData::Int64(a.try_clone()?),
+            ColumnData::UInt32(a) => ColumnData::UInt32(a.try_clone()?),
+            ColumnData::UInt64(a) => ColumnData::UInt64(a.try_clone()?),
+            ColumnData::Float32(a) => ColumnData::Float32(a.try_clone()?),
+            ColumnData::Float64(a) => ColumnData::Float64(a.try_clone()?),
+            ColumnData::Date(a) => ColumnData::Date(a.try_clone()?),
+            ColumnData::Timestamp(a, u) => ColumnData::Timestamp(a.try_clone()?, *u),
+        })
+    }
+
     /// A copy on `device`.
     pub fn to_device(&self, device: &Device) -> Result<ColumnData> {
         Ok(match self {
@@ -109,6 +129,8 @@ pub trait ColumnElement: Element {
     fn wrap(values: Array<Self>) -> ColumnData;
     /// The array inside `data` when it holds this type (dates hold `i32`, timestamps `i64`).
     fn unwrap(data: &ColumnData) -> Option<&Array<Self>>;
+    /// The array inside `data`, taken out without a copy, when it holds this type.
+    fn take(data: ColumnData) -> Option<Array<Self>>;
 }
 
 macro_rules! column_element {
@@ -118,6 +140,13 @@ macro_rules! column_element {
                 ColumnData::$variant(values)
             }
             fn unwrap(data: &ColumnData) -> Option<&Array<$t>> {
+                match data {
+                    ColumnData::$variant(a) => Some(a),
+                    $(ColumnData::$extra(a, ..) => Some(a),)?
+                    _ => None,
+                }
+            }
+            fn take(data: ColumnData) -> Option<Array<$t>> {
                 match data {
                     ColumnData::$variant(a) => Some(a),
                     $(ColumnData::$extra(a, ..) => Some(a),)?
@@ -271,6 +300,21 @@ impl Column {
                 self.dtype(),
                 T::DTYPE.numpy_name()
             ))
+        })
+    }
+
+    /// The name, values and validity, taken apart (no copy).
+    pub fn into_parts(self) -> (String, ColumnData, Option<Bitmap>) {
+        (self.name, self.data, self.validity)
+    }
+
+    /// A deep copy on the same device (an error instead of `clone`'s panic when the device is
+    /// out of memory).
+    pub fn try_clone(&self) -> Result<Column> {
+        Ok(Column {
+            name: self.name.clone(),
+            data: self.data.try_clone()?,
+            validity: self.validity.as_ref().map(Bitmap::try_clone).transpose()?,
         })
     }
 

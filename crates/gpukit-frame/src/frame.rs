@@ -71,6 +71,12 @@ impl DataFrame {
         self.columns
     }
 
+    /// The columns for in-place edits inside the crate; callers keep the frame's rules (unique
+    /// names, one height, one device).
+    pub(crate) fn columns_mut(&mut self) -> &mut Vec<Column> {
+        &mut self.columns
+    }
+
     /// The column names in order.
     pub fn names(&self) -> Vec<&str> {
         self.columns.iter().map(Column::name).collect()

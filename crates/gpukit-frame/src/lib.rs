@@ -9,22 +9,34 @@
 //! - [`dtype`]: [`FrameDType`], the logical type of a column.
 //! - [`bitmap`]: [`Bitmap`], Arrow's validity bitmap (one bit per row, 1 = valid) on a device.
 //! - [`strings`]: [`Utf8Data`], a string column's offsets and bytes on a device.
-//! - [`column`]: [`Column`], a named column: [`ColumnData`] plus an optional validity [`Bitmap`].
+//! - [`column`](mod@column): [`Column`], a named column: [`ColumnData`] plus an optional validity [`Bitmap`].
 //! - [`frame`]: [`DataFrame`], columns of one height with unique names.
 //! - [`str_ops`]: string operations, `col.str().to_uppercase()` (device kernels).
 //! - [`rolling`]: rolling-window statistics and user window kernels (device kernels).
 //! - [`udf`]: user `#[kernel]`/`#[vectorize]` functions over columns (`apply_rows`).
 //! - [`group_by`]: `group_by(..).agg(..)`, `value_counts`, `unique`, `n_unique` on the device.
 //! - [`describe`]: `describe()`, summary statistics on the device.
+//!
+//! Built on those (each its own concept):
+//! - [`select`]: choosing columns and rows (`select`, `drop`, `rename`, `with_column`, `head`,
+//!   `tail`, `slice`), on the device.
+//! - [`display`]: text and HTML tables (only the shown rows leave the device).
+//! - [`io`]: CSV (parsed on the host with arrow-csv), Arrow `RecordBatch`, gpukit arrays, and
+//!   Polars (feature `polars`).
+//! - [`datasets`]: generated data, such as Wikipedia-pageview-like logs.
 
 pub mod bitmap;
 pub mod column;
+pub mod datasets;
 pub mod describe;
+pub mod display;
 pub mod dtype;
 pub mod error;
 pub mod frame;
 pub mod group_by;
+pub mod io;
 pub mod rolling;
+pub mod select;
 pub mod str_ops;
 pub mod strings;
 pub mod udf;
@@ -32,9 +44,11 @@ mod validity;
 
 pub use bitmap::Bitmap;
 pub use column::{Column, ColumnData};
+pub use display::{display_options, set_display_options, DisplayOptions};
 pub use dtype::{FrameDType, TimeUnit};
 pub use error::{FrameError, Result};
 pub use frame::DataFrame;
+pub use io::csv::{read_csv, read_csv_from, write_csv, write_csv_to, CsvOptions};
 pub use rolling::RollingOptions;
 pub use str_ops::StrNamespace;
 pub use strings::Utf8Data;
@@ -43,8 +57,8 @@ pub use strings::Utf8Data;
 pub mod prelude {
     pub use crate::group_by::{Agg, GroupBy};
     pub use crate::{
-        Bitmap, Column, ColumnData, DataFrame, FrameDType, FrameError, RollingOptions, TimeUnit,
-        Utf8Data,
+        read_csv, read_csv_from, write_csv, write_csv_to, Bitmap, Column, ColumnData, CsvOptions,
+        DataFrame, FrameDType, FrameError, RollingOptions, TimeUnit, Utf8Data,
     };
 }
 

@@ -1,0 +1,3 @@
+//! Generated data sets for lessons and benchmarks (nothing is downloaded).
+
+pub mod pageviews;
