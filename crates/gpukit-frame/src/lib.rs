@@ -23,6 +23,8 @@
 //! - [`display`]: text and HTML tables (only the shown rows leave the device).
 //! - [`io`]: CSV (parsed on the host with arrow-csv), Arrow `RecordBatch`, gpukit arrays, and
 //!   Polars (feature `polars`).
+//! - [`expr`]: filter expressions (`col("x").eq(lit(1))`).
+//! - [`ops`]: row operations (take, filter, compare, sort, join).
 //! - [`datasets`]: generated data, such as Wikipedia-pageview-like logs.
 
 pub mod bitmap;
@@ -32,9 +34,11 @@ pub mod describe;
 pub mod display;
 pub mod dtype;
 pub mod error;
+pub mod expr;
 pub mod frame;
 pub mod group_by;
 pub mod io;
+pub mod ops;
 pub mod rolling;
 pub mod select;
 pub mod str_ops;
@@ -47,8 +51,10 @@ pub use column::{Column, ColumnData};
 pub use display::{display_options, set_display_options, DisplayOptions};
 pub use dtype::{FrameDType, TimeUnit};
 pub use error::{FrameError, Result};
+pub use expr::{col, lit, Expr};
 pub use frame::DataFrame;
 pub use io::csv::{read_csv, read_csv_from, write_csv, write_csv_to, CsvOptions};
+pub use ops::join::JoinHow;
 pub use rolling::RollingOptions;
 pub use str_ops::StrNamespace;
 pub use strings::Utf8Data;
@@ -56,6 +62,7 @@ pub use strings::Utf8Data;
 /// What a notebook imports: `use gpukit_frame::prelude::*;`.
 pub mod prelude {
     pub use crate::group_by::{Agg, GroupBy};
+    pub use crate::{col, lit, Expr, JoinHow};
     pub use crate::{
         read_csv, read_csv_from, write_csv, write_csv_to, Bitmap, Column, ColumnData, CsvOptions,
         DataFrame, FrameDType, FrameError, RollingOptions, TimeUnit, Utf8Data,
