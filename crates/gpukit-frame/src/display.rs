@@ -2,6 +2,9 @@
 //! with a shape line and a row of column types, and an HTML table for notebooks
 //! ([`DataFrame::to_html`], [`DataFrame::evcxr_display`]).
 //!
+//! Why this file is long: the text and HTML renderers share one row/column selection, and
+//! their tests (every type, elision, escaping, wide characters) sit beside them.
+//!
 //! A frame taller than [`DisplayOptions::max_rows`] shows its first and last
 //! [`DisplayOptions::edge_rows`] rows around a `…` row; a frame wider than
 //! [`DisplayOptions::max_cols`] elides its middle columns the same way. Nulls show as `null`,
@@ -10,7 +13,8 @@
 //!
 //! Where it runs: the shown rows are sliced on the device ([`DataFrame::slice`]) and only they
 //! are copied to the host and formatted there, so showing a frame of a million rows copies ten.
-//! Column widths count characters, so wide (e.g. CJK) characters may misalign a text table.
+//! Column widths count terminal cells: East Asian wide characters (CJK, Hangul, full-width
+//! forms) take two, combining marks none (a short table of ranges, not full Unicode data).
 
 use std::fmt;
 use std::sync::RwLock;
@@ -285,16 +289,68 @@ fn format_timestamp(t: i64, unit: TimeUnit) -> String {
     s
 }
 
+/// Terminal cells `c` takes: 0 for combining marks and zero-width characters, 2 for East Asian
+/// wide characters, else 1.
+fn char_width(c: char) -> usize {
+    let u = c as u32;
+    const ZERO: &[(u32, u32)] = &[
+        (0x0300, 0x036F),
+        (0x0483, 0x0489),
+        (0x0591, 0x05BD),
+        (0x0610, 0x061A),
+        (0x064B, 0x065F),
+        (0x0900, 0x0902),
+        (0x093A, 0x093C),
+        (0x0941, 0x0948),
+        (0x094D, 0x094D),
+        (0x0951, 0x0957),
+        (0x0962, 0x0963),
+        (0x200B, 0x200F),
+        (0x20D0, 0x20FF),
+        (0xFE00, 0xFE0F),
+        (0xFE20, 0xFE2F),
+    ];
+    const WIDE: &[(u32, u32)] = &[
+        (0x1100, 0x115F),
+        (0x2E80, 0x303E),
+        (0x3041, 0x33FF),
+        (0x3400, 0x4DBF),
+        (0x4E00, 0x9FFF),
+        (0xA000, 0xA4CF),
+        (0xAC00, 0xD7A3),
+        (0xF900, 0xFAFF),
+        (0xFE30, 0xFE4F),
+        (0xFF00, 0xFF60),
+        (0xFFE0, 0xFFE6),
+        (0x1F300, 0x1F64F),
+        (0x1F900, 0x1F9FF),
+        (0x20000, 0x3FFFD),
+    ];
+    let within = |t: &[(u32, u32)]| t.iter().any(|(a, b)| (*a..=*b).contains(&u));
+    if within(ZERO) {
+        0
+    } else if within(WIDE) {
+        2
+    } else {
+        1
+    }
+}
+
+/// Terminal cells `s` takes.
+fn text_width(s: &str) -> usize {
+    s.chars().map(char_width).sum()
+}
+
 fn render_text(s: &Shown) -> String {
     let dots = "…".to_string();
     let cell = |c: &Option<String>| c.clone().unwrap_or_else(|| dots.clone());
     let ncols = s.names.len();
     let mut widths: Vec<usize> = (0..ncols)
         .map(|j| {
-            let mut w = cell(&s.names[j]).chars().count().max(3);
-            w = w.max(cell(&s.dtypes[j]).chars().count());
+            let mut w = text_width(&cell(&s.names[j])).max(3);
+            w = w.max(text_width(&cell(&s.dtypes[j])));
             for r in s.rows.iter().flatten() {
-                w = w.max(cell(&r[j]).chars().count());
+                w = w.max(text_width(&cell(&r[j])));
             }
             w
         })
@@ -313,7 +369,7 @@ fn render_text(s: &Shown) -> String {
         let parts: Vec<String> = cells
             .iter()
             .zip(&widths)
-            .map(|(c, w)| format!(" {c}{} ", " ".repeat(w - c.chars().count())))
+            .map(|(c, w)| format!(" {c}{} ", " ".repeat(w - text_width(c))))
             .collect();
         format!("│{}│\n", parts.join("┆"))
     };
@@ -529,6 +585,21 @@ mod tests {
         ] {
             assert!(t.contains(s), "{s} missing in\n{t}");
         }
+    }
+
+    #[test]
+    fn wide_characters_keep_the_table_aligned() {
+        let cpu = Device::Cpu;
+        let f = DataFrame::new(vec![
+            Column::from_strs_on("s", &["東京", "ab", "서울_x", "é"], &cpu).unwrap(),
+            Column::from_slice_on("n", &[1i32, 2, 3, 4], &cpu).unwrap(),
+        ])
+        .unwrap();
+        let t = f.to_text().unwrap();
+        let widths: Vec<usize> = t.lines().skip(1).map(text_width).collect();
+        assert!(widths.iter().all(|w| *w == widths[0]), "{t}");
+        assert_eq!(text_width("東京"), 4);
+        assert_eq!(text_width("e\u{301}"), 1);
     }
 
     #[test]

@@ -37,12 +37,12 @@ fn bitmap(r: &mut StdRng, n: usize) -> Option<Bitmap> {
 /// u32, `d` date, all with nulls, and `n` i64 without.
 fn frame(r: &mut StdRng, n: usize) -> DataFrame {
     let cpu = Device::Cpu;
-    let i: Vec<i64> = (0..n).map(|_| r.random_range(-50..50)).collect();
+    let i: Vec<i64> = (0..n).map(|_| r.random_range(-2000..2000)).collect();
     let f: Vec<f64> = (0..n)
-        .map(|_| match r.random_range(0..8) {
+        .map(|_| match r.random_range(0..50) {
             0 => f64::NAN,
             1 => -0.0,
-            _ => r.random_range(-20..20) as f64 * 0.5,
+            _ => r.random_range(-2000..2000) as f64 * 0.5,
         })
         .collect();
     let s: Vec<String> = (0..n)
@@ -190,13 +190,13 @@ fn expression_filters_match_the_cpu_backend() {
     let Some((dev, _lock)) = gpu() else { return };
     let mut r = StdRng::seed_from_u64(2);
     let exprs = [
-        col("i").gt(10),
-        col("i").le(-3) | col("b").eq(true),
+        col("i").gt(1000),
+        col("i").le(-1500) | col("b").eq(true),
         col("f").lt(2.5) & !col("b"),
         col("f").eq(0.0) | col("f").ge(f64::NAN),
         col("s").eq("en7") | col("s").ge("Zürich"),
         col("s").is_in(&["de3", "日本語12", "", "Main_Page_of_the_wikipedia29"]),
-        col("i").is_in(&[1, 2, 3, 49]) & col("u").gt(2_000_000_000u32),
+        col("i").is_in(&[1, 2, 3, 49, -2000, 1999]) & col("u").gt(2_000_000_000u32),
         col("u").lt(col("i")) | col("s").is_null(),
         col("f").is_not_null() & col("n").ne(5),
         col("s").lt(col("s")).is_null(),

@@ -1,5 +1,9 @@
 //! CSV in and out: [`read_csv`] / [`read_csv_from`] and [`write_csv`] / [`write_csv_to`].
 //!
+//! Why this file is long: the sequential and the multi-threaded reader share schema and error
+//! handling, and the tests beside them (inference, schemas, malformed rows, round trips,
+//! parallel reads) are half of it.
+//!
 //! Where it runs: **parsing and formatting run on the host**, with the maintained `arrow-csv`
 //! crate (Apache arrow-rs), not on the GPU. Splitting a text file into fields is branchy,
 //! byte-serial work that depends on quotes and line ends; a GPU parser is a large project of
@@ -377,10 +381,13 @@ fn io_err(e: std::io::Error) -> FrameError {
 }
 
 /// arrow-csv's error as a [`FrameError::Input`], with the column's name added where the
-/// message gives its index ("for column 2" → "for column 2 (`bytes`)").
+/// message gives its index ("for column 2" → "for column 2 (`bytes`)"). arrow-csv numbers the
+/// lines of value errors (`ParseError`) from 0 but those of record errors (`CsvError`: field
+/// counts, UTF-8) from 1; value errors get 1 added so that both are the file's line numbers.
 fn csv_error(e: ArrowError, names: &[String]) -> FrameError {
     let msg = match e {
-        ArrowError::ParseError(m) | ArrowError::CsvError(m) => m,
+        ArrowError::ParseError(m) => shift_lines(&m, 1),
+        ArrowError::CsvError(m) => m,
         ArrowError::ExternalError(inner) => inner.to_string(),
         other => other.to_string(),
     };
@@ -498,9 +505,12 @@ mod tests {
         let o = cpu().with_schema(&[("a", FrameDType::Int64), ("b", FrameDType::Int64)]);
         let e = read("a,b\n1,2\n3,x\n", &o).unwrap_err().to_string();
         assert!(
-            e.contains("malformed CSV") && e.contains("line") && e.contains("(`b`)"),
+            e.contains("malformed CSV") && e.contains("line 3") && e.contains("(`b`)"),
             "{e}"
         );
+        let no_header = o.clone().with_header(false);
+        let e = read("1,2\n3,x\n", &no_header).unwrap_err().to_string();
+        assert!(e.contains("for column 1 (`b`) at line 2"), "{e}");
         let e = read("a,b\n1,2\n3,4,5\n", &cpu()).unwrap_err().to_string();
         assert!(e.contains("malformed CSV") && e.contains("line 3"), "{e}");
         let e = read("a,b\n1,2\n3,4,5\n", &o).unwrap_err().to_string();
@@ -620,6 +630,19 @@ mod tests {
             .to_string();
         assert!(e1.contains("line 1001"), "{e1}");
         assert!(e4.contains("line 1001"), "{e4}");
+        // A value error deep in the file: the same line number on one thread and on four.
+        let bad = text
+            .replace(",extra", "")
+            .replacen("601,x601", "601,x601\nnot_a_number,y", 1);
+        std::fs::write(&csv, &bad).unwrap();
+        let e1 = read_csv(&csv, &cpu().with_schema(&schema))
+            .unwrap_err()
+            .to_string();
+        let e4 = read_csv(&csv, &cpu().with_schema(&schema).with_threads(4))
+            .unwrap_err()
+            .to_string();
+        assert!(e1.contains("column 0 (`a`) at line 604"), "{e1}");
+        assert!(e4.contains("column 0 (`a`) at line 604"), "{e4}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -459,6 +459,52 @@ pub(crate) fn str_chunk_key(
     }
 }
 
+/// A 64-bit FNV-1a hash of each string's bytes, its length mixed in.
+#[kernel]
+pub(crate) fn str_hash(offsets: &[i64], bytes: &[u8], out: &mut [u64]) {
+    for i in (grid(1)..out.len()).step_by(gridsize(1)) {
+        let start = offsets[i] as usize;
+        let end = offsets[i + 1] as usize;
+        let mut h = 0xcbf2_9ce4_8422_2325u64;
+        for k in start..end {
+            h = (h ^ (bytes[k] as u64)).wrapping_mul(0x0000_0100_0000_01b3u64);
+        }
+        out[i] = h ^ ((end - start) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15u64);
+    }
+}
+
+/// After sorting rows by hash (`order`, `hash` in that order): `flag[i] = 1` where row
+/// `order[i]` starts a new group of equal strings (another hash, or other bytes than the row
+/// before).
+#[kernel]
+pub(crate) fn str_group_flags(
+    offsets: &[i64],
+    bytes: &[u8],
+    order: &[i64],
+    hash: &[u64],
+    flag: &mut [u64],
+) {
+    for i in (grid(1)..flag.len()).step_by(gridsize(1)) {
+        if i == 0 || hash[i] != hash[i - 1] {
+            flag[i] = 1;
+        } else {
+            let a = order[i] as usize;
+            let b = order[i - 1] as usize;
+            let sa = offsets[a] as usize;
+            let la = (offsets[a + 1] - offsets[a]) as usize;
+            let sb = offsets[b] as usize;
+            let lb = (offsets[b + 1] - offsets[b]) as usize;
+            let mut same = la == lb;
+            let mut k = 0usize;
+            while same && k < la {
+                same = bytes[sa + k] == bytes[sb + k];
+                k += 1;
+            }
+            flag[i] = if same { 0 } else { 1 };
+        }
+    }
+}
+
 /// After sorting by `(rank, key)`: `flag[i] = 1` where row `i` starts a new run of equal
 /// `(rank, key)`, and `open[i] = 1` where it ties with row `i - 1` on a chunk after which both
 /// strings go on (the tie is not resolved yet).
@@ -610,6 +656,8 @@ mod tests {
             &fill_invalid_u64::INFO,
             &str_chunk_key::INFO,
             &str_rank_flags::INFO,
+            &str_hash::INFO,
+            &str_group_flags::INFO,
             &mark_changes::INFO,
             &scatter_u64::INFO,
             &join_bounds::INFO,

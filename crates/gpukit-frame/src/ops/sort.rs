@@ -24,9 +24,12 @@
 //!   Rows are sorted by (rank so far, chunk key) with two stable passes, then new dense ranks
 //!   are a scan of "differs from the row before". Only rows still tied after a full chunk
 //!   (both strings go on) need another round, and the rounds stop when no such tie is left,
-//!   so the number of rounds is the longest shared prefix of two rows / 7 + 1 (equal strings
-//!   count to their length), not the longest string. Bytewise order of UTF-8 is code point
-//!   order, Polars' string order.
+//!   so the number of rounds is the longest shared prefix of two rows / 7 + 1, not the longest
+//!   string. Equal strings would tie to their end, so they are grouped first: a 64-bit hash of
+//!   each string, a stable argsort by hash, and a kernel that starts a new group where the hash
+//!   or the bytes differ from the row before (a hash collision only splits a group, never
+//!   merges two strings); one string per group is ranked, and every row takes its group's
+//!   rank. Bytewise order of UTF-8 is code point order, Polars' string order.
 
 use gpukit::prelude::*;
 
@@ -36,7 +39,7 @@ use crate::frame::DataFrame;
 use crate::strings::Utf8Data;
 
 use super::kernels::{self as k, grid_for};
-use super::take::{gather, last, valid_bools};
+use super::take::{gather, gather_strings, last, valid_bools};
 
 /// Launch helper: `(blocks, threads)` for `n` items.
 fn cfg(n: usize) -> (u32, u32) {
@@ -199,8 +202,42 @@ pub(crate) fn lexsort(
 }
 
 /// Dense ranks of strings in bytewise order (0 for the smallest; equal strings share a rank),
-/// computed on the device by prefix doubling over 7-byte chunks (see the module doc).
+/// computed on the device: equal strings are grouped by hash first, and only one string of each
+/// group is ranked by prefix doubling (see the module doc).
 pub fn string_ranks(s: &Utf8Data) -> Result<Array<u64>> {
+    let n = s.len();
+    let device = s.device();
+    if n == 0 {
+        return Ok(Array::<u64>::zeros_on(0, &device)?);
+    }
+    let bytes = if s.bytes().is_empty() {
+        Array::<u8>::zeros_on(1, &device)?
+    } else {
+        s.bytes().clone()
+    };
+    let (b, t) = cfg(n);
+    let mut hash = Array::<u64>::empty_on(n, &device)?;
+    launch!(k::str_hash[b, t](s.offsets(), &bytes, &mut hash))?;
+    let order = hash.argsort()?;
+    let hs = gather(&hash, &order)?;
+    let mut flag = Array::<u64>::empty_on(n, &device)?;
+    launch!(k::str_group_flags[b, t](s.offsets(), &bytes, &order, &hs, &mut flag))?;
+    let firsts = order.masked(&flag.astype::<bool>()?)?;
+    let mut group = flag.cumsum()?.astype::<i64>()?;
+    group.sub_in_place(1i64)?;
+    let reps = gather_strings(s, &firsts)?;
+    let rep_ranks = prefix_doubling_ranks(&reps)?;
+    // the rank of the row at sorted position i is its group's; scatter back to the rows
+    let ranks_sorted = gather(&rep_ranks, &group)?;
+    let mut out = Array::<u64>::empty_on(n, &device)?;
+    launch!(k::scatter_u64[b, t](&ranks_sorted, &order, &mut out))?;
+    Ok(out)
+}
+
+/// Dense ranks by prefix doubling over 7-byte chunks (see the module doc); rounds continue
+/// while two rows tie on every chunk so far and both go on, so equal strings cost rounds up
+/// to their length: [`string_ranks`] calls it on one string per group of equal ones.
+fn prefix_doubling_ranks(s: &Utf8Data) -> Result<Array<u64>> {
     let n = s.len();
     let device = s.device();
     if n == 0 {

@@ -131,7 +131,7 @@ fn gather_validity(col: &Column, idx: &Array<i64>, may_be_null: bool) -> Result<
 }
 
 /// Gathers strings: lengths, their scan as the new offsets, then the bytes.
-fn gather_strings(s: &Utf8Data, idx: &Array<i64>) -> Result<Utf8Data> {
+pub(crate) fn gather_strings(s: &Utf8Data, idx: &Array<i64>) -> Result<Utf8Data> {
     let n = idx.size();
     let device = idx.device();
     let mut lens = Array::<i64>::empty_on(n, &device)?;
