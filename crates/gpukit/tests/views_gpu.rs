@@ -419,7 +419,7 @@ fn fft_norms_axes_and_views_match_the_cpu() {
             &fft::ifft_norm(&c, norm).unwrap(),
             norm,
         );
-        for axes in [&[0isize][..], &[2, 0], &[-2, 0, 1], &[1]] {
+        for axes in [&[0isize][..], &[2, 0], &[-1, 0, 1], &[1]] {
             let what = format!("{norm} axes {axes:?}");
             close_c(
                 &fft::fftn_axes(&g, axes, norm).unwrap(),

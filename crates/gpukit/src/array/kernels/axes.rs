@@ -2,6 +2,9 @@
 //! `(outer, len, inner)` in C order and each output `(o, k)` folds the `len` elements
 //! `in[(o * len + j) * inner + k]`.
 //!
+//! Why this file is long: the CUDA templates of every layout, the scans and the fused variance
+//! share their helpers (block combine, segment cut), so they stay in one source with their launches.
+//!
 //! Three layouts, so that loads are coalesced and the GPU is filled either way:
 //! - *warp rows* (`inner == 1`, the last axis, rows shorter than [`BLOCK_ROWS_MIN`]): one warp
 //!   per row (segment), its lanes striding along the contiguous row, combined with warp shuffles;

@@ -1,6 +1,9 @@
 //! The CUDA backend of the decompositions: cuSOLVER on the device's stream, one call per matrix
 //! of a batch (workspace sized once for the batch), every status and `devInfo` checked.
 //!
+//! Why this file is long: every decomposition's call sequence (sizes, workspace, layout of its
+//! results) sits here beside the others, so they can be read and checked against each other.
+//!
 //! cuSOLVER is column-major. A C-order `m x n` matrix `A` is, in the column-major view of the
 //! same memory, `Aᵀ` (`n x m`, leading dimension `n`). So: `det`, `inv` and the LU of `solve`
 //! factor `Aᵀ` as it lies (`inv` solves `Aᵀ X = I`, whose column-major `X = A⁻ᵀ` is `A⁻¹` in C
