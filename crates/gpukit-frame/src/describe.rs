@@ -9,9 +9,9 @@
 //!
 //! Percentiles use Polars' default interpolation for `describe`, `nearest`: the value at sorted
 //! position `round(q * (count - 1))` among the non-null values (`round` half away from zero).
-//! Booleans are described as 0/1 (count, nulls, mean, std, min, max) without percentiles, as
-//! Polars. Other columns (strings, dates, timestamps) are left out: a column here has one type,
-//! and Polars describes those with strings.
+//! Booleans are described as 0/1 (count, nulls, mean, min, max) without standard deviation and
+//! percentiles (null there), as Polars. Other columns (strings, dates, timestamps) are left
+//! out: a column here has one type, and Polars describes those with strings.
 
 use gpukit::{Array, Device};
 
@@ -76,11 +76,12 @@ fn values_at<T: GroupElem>(vals: &Array<T>, idx: &Array<i64>) -> Result<Vec<f64>
     Ok(T::gather(vals, idx)?.astype::<f64>()?.to_vec()?)
 }
 
-/// The nine statistics of one column whose values are `vals`.
+/// The nine statistics of one column whose values are `vals`; `numeric` false (a boolean
+/// column) leaves the standard deviation and the percentiles null, as Polars.
 fn describe_values<T: GroupElem>(
     col: &Column,
     vals: &Array<T>,
-    percentiles: bool,
+    numeric: bool,
 ) -> Result<[Option<f64>; 9]> {
     let dev = col.device();
     let n = col.len();
@@ -97,12 +98,12 @@ fn describe_values<T: GroupElem>(
     let valid = valid_bytes(col)?;
     let (_, mean, std) = moments(vals, &valid, &pieces(&starts, &one_group, 1)?)?;
     s[2] = Some(mean.to_vec()?[0]);
-    s[3] = (count > 1).then_some(std.to_vec()?[0]);
+    s[3] = (numeric && count > 1).then_some(std.to_vec()?[0]);
     let (lo, _) = T::seg_extreme(vals, &valid, &starts, false)?;
     let (hi, _) = T::seg_extreme(vals, &valid, &starts, true)?;
     s[4] = Some(values_at(vals, &lo)?[0]);
     s[8] = Some(values_at(vals, &hi)?[0]);
-    if percentiles {
+    if numeric {
         let (codes, _) = column_codes(col)?;
         let order = codes.argsort()?;
         let pos: Vec<i64> = PERCENTILES
@@ -175,6 +176,7 @@ mod tests {
         assert_eq!(t[4], Some(0.0));
         assert_eq!(t[8], Some(1.0));
         assert_eq!(t[5..8], [None, None, None]);
+        assert_eq!(t[3], None, "Polars gives booleans no standard deviation");
         assert!((t[2].unwrap() - 0.6).abs() < 1e-12);
     }
 

@@ -139,14 +139,20 @@ impl Column {
     }
 }
 
-/// `offset` (negative: from the end) and `len` clamped to `height`, as Polars' `slice`.
+/// The rows `offset..offset + len` (a negative `offset` counts from the end) that lie inside
+/// `0..height`, as a start and a length: Polars' `slice`. The range is clipped, not moved, so a
+/// range that starts before the first row loses the rows before it (`slice(-5, 2)` of three
+/// rows is empty, `slice(-4, 2)` is row 0).
 fn clamp_range(offset: i64, len: usize, height: usize) -> (usize, usize) {
+    let h = height as i128;
     let start = if offset < 0 {
-        height.saturating_sub(offset.unsigned_abs() as usize)
+        h + offset as i128
     } else {
-        (offset as usize).min(height)
+        offset as i128
     };
-    (start, len.min(height - start))
+    let end = (start + len as i128).clamp(0, h);
+    let start = start.clamp(0, h);
+    (start as usize, (end - start) as usize)
 }
 
 impl DataFrame {
@@ -415,6 +421,10 @@ mod tests {
         assert_eq!(host_ints(&f.head(3).unwrap()), ints[..3]);
         assert_eq!(host_ints(&f.tail(4).unwrap()), ints[33..]);
         assert_eq!(host_ints(&f.slice(-2, 10).unwrap()), ints[35..]);
+        // a range that starts before row 0 is clipped, not moved (Polars)
+        assert_eq!(f.slice(-40, 2).unwrap().height(), 0);
+        assert_eq!(host_ints(&f.slice(-40, 5).unwrap()), ints[..2]);
+        assert_eq!(f.slice(50, 5).unwrap().height(), 0);
         assert_eq!(f.head(100).unwrap().height(), 37);
         assert_eq!(f.tail(100).unwrap().height(), 37);
     }

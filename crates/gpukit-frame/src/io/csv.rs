@@ -343,7 +343,8 @@ pub fn write_csv(frame: &DataFrame, path: impl AsRef<Path>, delimiter: u8) -> Re
 
 /// Writes `frame` as CSV with a header row to `writer`, copying at most about a million rows at
 /// a time to the host. Nulls are empty fields; dates are `YYYY-MM-DD`, timestamps RFC 3339
-/// without a zone.
+/// without a zone. An empty string is an empty field too (arrow-csv's writer does not quote
+/// it), so readers (this crate's and Polars') read it back as null.
 pub fn write_csv_to<W: Write>(frame: &DataFrame, writer: W, delimiter: u8) -> Result<()> {
     let mut w = WriterBuilder::new()
         .with_header(true)

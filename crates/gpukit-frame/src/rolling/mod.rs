@@ -14,7 +14,9 @@
 //! covers at most `window` values: unlike differences of global prefix sums there is no
 //! cancellation between large prefixes, and a NaN or infinity affects only the windows that
 //! contain it. Sums are therefore within a few ulps of the exact sum of the window's values
-//! (times the window's condition number). `min`/`max` ignore NaN values (as `f64::min`).
+//! (times the window's condition number). `min`/`max` ignore NaN values (as `f64::min`; the
+//! scans start from NaN, the identity of `f64::min`), so a window whose values are all NaN gives
+//! NaN. Polars' `rolling_min`/`rolling_max` instead give NaN for any window holding a NaN.
 //!
 //! ```
 //! use gpukit::Device;
@@ -143,8 +145,8 @@ pub(crate) fn window_scans(
         let mut s = 0.0f64;
         let mut comp = 0.0f64;
         let mut cnt: u32 = 0;
-        let mut lo = f64::INFINITY;
-        let mut hi = -f64::INFINITY;
+        let mut lo = f64::NAN;
+        let mut hi = f64::NAN;
         for j in a..b {
             let mut ok = true;
             if has_bits == 1 {
@@ -168,8 +170,8 @@ pub(crate) fn window_scans(
         s = 0.0;
         comp = 0.0;
         cnt = 0;
-        lo = f64::INFINITY;
-        hi = -f64::INFINITY;
+        lo = f64::NAN;
+        hi = f64::NAN;
         for j in (a..b).rev() {
             let mut ok = true;
             if has_bits == 1 {

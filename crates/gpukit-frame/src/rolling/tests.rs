@@ -28,8 +28,8 @@ fn naive(x: &[f64], valid: &[bool], o: RollingOptions, op: u32) -> Vec<Option<f6
             Some(match op {
                 SUM => sum,
                 MEAN => sum / vals.len() as f64,
-                MIN => vals.iter().copied().fold(f64::INFINITY, f64::min),
-                _ => vals.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                MIN => vals.iter().copied().fold(f64::NAN, f64::min),
+                _ => vals.iter().copied().fold(f64::NAN, f64::max),
             })
         })
         .collect()
@@ -226,4 +226,46 @@ fn apply_runs_a_user_kernel_over_windows() {
         let ones = vec![1.0; n];
         close(&got, &naive(&ones, &valid, o, SUM), "count");
     }
+}
+
+#[test]
+fn min_and_max_skip_nan_but_a_window_of_only_nan_is_nan() {
+    let x = [f64::NAN, 2.0, f64::NAN, f64::NAN, f64::INFINITY];
+    let c = Column::from_slice_on("x", &x, &Device::Cpu).unwrap();
+    let r = |w: usize| c.rolling(RollingOptions::new(w).min_periods(1));
+    let min1 = r(1)
+        .min()
+        .unwrap()
+        .values::<f64>()
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    let max1 = r(1)
+        .max()
+        .unwrap()
+        .values::<f64>()
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    for v in [&min1, &max1] {
+        assert!(v[0].is_nan() && v[2].is_nan() && v[3].is_nan(), "{v:?}");
+        assert_eq!((v[1], v[4]), (2.0, f64::INFINITY));
+    }
+    let min2 = r(2)
+        .min()
+        .unwrap()
+        .values::<f64>()
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    let max2 = r(2)
+        .max()
+        .unwrap()
+        .values::<f64>()
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    assert!(min2[0].is_nan() && min2[3].is_nan(), "{min2:?}");
+    assert_eq!((min2[1], min2[2], min2[4]), (2.0, 2.0, f64::INFINITY));
+    assert_eq!((max2[1], max2[2], max2[4]), (2.0, 2.0, f64::INFINITY));
 }
