@@ -190,6 +190,12 @@ def polars_result(case, frames, got):
         return df.select(p["columns"])
     if op == "drop":
         return df.drop(p["columns"])
+    if op == "rename_all":
+        return df.rename(dict(zip(df.columns, p["names"])))
+    if op == "drop_in_place":
+        return df.select(p["column"]) if p["part"] == "taken" else df.drop(p["column"])
+    if op == "column_sort":
+        return df[p["column"]].sort(descending=p["descending"], nulls_last=True).to_frame()
     if op == "rename":
         return df.rename({p["old"]: p["new"]})
     if op == "with_column":

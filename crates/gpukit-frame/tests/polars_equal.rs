@@ -1,64 +1,64 @@
-//! Why this file is long: it is one table of every public frame operation run on the same
-//! random frames (the generator, the JSON writer and the driver belong together).
+//! Why this file is long: it is one table of every public frame operation run on the same random
+//! frames (the generator, the JSON writer and the driver belong together).
 //!
-//! Every public frame operation == Python Polars' result, on seeded random frames (i64, i32,
-//! f64 with and without NaN/inf, bool, UTF-8 with multi-byte characters, empty strings, dates,
+//! Every public frame operation == Python Polars' result, on seeded random frames (i64, i32, f64
+//! with and without NaN/inf, bool, UTF-8 with multi-byte characters, empty strings, dates,
 //! millisecond timestamps; nulls in every column; heights 0, 1, 2, 50 and 5000).
 //!
-//! The Rust side runs each operation and writes its inputs, parameters and output as JSON
-//! (nulls as `null`, floats exactly as their shortest round-trip decimal, NaN and infinities as
-//! the strings `"NaN"`, `"inf"`, `"-inf"`); `polars_equal.py` beside this file recomputes each
-//! operation with Polars and compares: exactly for integers, strings, booleans, nulls and row
-//! order; to a relative 1e-12 for float sums, means, standard deviations and rolling
-//! statistics, whose order of summation differs. A mismatch fails this test with the
-//! operation, its parameters, the seed and the differing rows.
+//! The Rust side runs each operation and writes its inputs, parameters and output as JSON (nulls as
+//! `null`, floats exactly as their shortest round-trip decimal, NaN and infinities as the strings
+//! `"NaN"`, `"inf"`, `"-inf"`); `polars_equal.py` beside this file recomputes each operation with
+//! Polars and compares: exactly for integers, strings, booleans, nulls and row order; to a relative
+//! 1e-12 for float sums, means, standard deviations and rolling statistics, whose order of
+//! summation differs. A mismatch fails this test with the operation, its parameters, the seed and
+//! the differing rows.
 //!
-//! Operations covered: select, drop, rename, with_column (add and replace), head, tail, slice
-//! (also negative offsets), take, filter (comparisons with literals and between columns,
-//! `is_in`, `is_null`/`is_not_null`, `&`, `|`, `!`), sort_by (one and several keys, both
-//! directions, nulls first and last), join (inner and left, one and two keys), group_by with
-//! every aggregation (len, count, sum, mean, min, max, std, first, n_unique) on one and two
-//! keys, value_counts, unique, n_unique, describe, every `.str()` operation (len_bytes,
-//! len_chars, to_uppercase, to_lowercase, contains, starts_with, ends_with, replace,
+//! Operations covered: select, drop, drop_in_place, rename, rename_all, with_column (add and
+//! replace), head, tail, slice (also negative offsets), take, filter (comparisons with literals and
+//! between columns, `is_in`, `is_null`/`is_not_null`, `&`, `|`, `!`), sort_by (one and several
+//! keys, both directions, nulls first and last), Column::sort, join (inner and left, one and two
+//! keys), group_by with every aggregation (len, count, sum, mean, min, max, std, first, n_unique)
+//! on one and two keys, value_counts, unique, n_unique, describe, every `.str()` operation
+//! (len_bytes, len_chars, to_uppercase, to_lowercase, contains, starts_with, ends_with, replace,
 //! replace_n, replace_all, split_part, split_exact, slice), rolling sum/mean/min/max with
-//! window/min_periods/center, map_array (a `#[vectorize]` function and `astype`),
-//! map_kernel and apply_rows (`#[kernel]`s, compared with the same arithmetic as a Polars
-//! expression), Rolling::apply (a window spread, compared with Polars' rolling max − min),
-//! and the CSV write → read round trip (read back by gpukit and by Polars).
+//! window/min_periods/center, map_array (a `#[vectorize]` function and `astype`), map_kernel and
+//! apply_rows (`#[kernel]`s, compared with the same arithmetic as a Polars expression),
+//! Rolling::apply (a window spread, compared with Polars' rolling max − min), and the CSV write →
+//! read round trip (read back by gpukit and by Polars).
 //!
-//! Where gpukit-frame deliberately differs from Polars, the checker normalises (each is
-//! documented on the operation):
+//! Where gpukit-frame deliberately differs from Polars, the checker normalises (each is documented
+//! on the operation):
 //! - `group_by` returns groups sorted by key (nulls first); Polars' order is unspecified, so
 //!   Polars' result is sorted the same way before comparing.
-//! - `value_counts` breaks ties of equal counts by value (ascending, nulls first); Polars
-//!   leaves the tie order open, so its result is sorted by (count desc, value) first.
+//! - `value_counts` breaks ties of equal counts by value (ascending, nulls first); Polars leaves
+//!   the tie order open, so its result is sorted by (count desc, value) first.
 //! - `unique` is sorted (nulls first); Polars' `unique()` is followed by `sort()`.
-//! - `group_by` sums of `i32` are `i64` (64-bit accumulation); Polars keeps `i32`. Polars'
-//!   result is cast to `i64` (the values are compared exactly).
-//! - Rolling statistics are `f64` whatever the input type (as pandas); Polars keeps `i64` for
-//!   a rolling sum/min/max of integers. Polars' result is cast to `f64`.
-//! - `describe` describes numeric and boolean columns only, each as `f64`; Polars' describe is
-//!   run on the same columns.
-//! - CSV: an empty string is written as an empty field, the same as a null, so it reads back
-//!   as null (in gpukit and in Polars); the round trip expects null there.
+//! - `group_by` sums of `i32` are `i64` (64-bit accumulation); Polars keeps `i32`. Polars' result
+//!   is cast to `i64` (the values are compared exactly).
+//! - Rolling statistics are `f64` whatever the input type (as pandas); Polars keeps `i64` for a
+//!   rolling sum/min/max of integers. Polars' result is cast to `f64`.
+//! - `describe` describes numeric and boolean columns only, each as `f64`; Polars' describe is run
+//!   on the same columns.
+//! - CSV: an empty string is written as an empty field, the same as a null, so it reads back as
+//!   null (in gpukit and in Polars); the round trip expects null there.
 //! - `.str().to_uppercase()`/`to_lowercase()` map only code points in gpukit's case tables
-//!   (U+0000–U+017F, U+0300–U+04FF) and copy others (`ǅ`, `ﬁ`, ...) unchanged; Polars' mapping
-//!   is applied to each run of covered characters.
-//! - Rolling `min`/`max` skip NaN (a window of only NaN gives NaN); Polars' give NaN for any
-//!   window holding one. Polars' result is computed with NaN made null, NaN where a window has
-//!   enough non-null values but no number.
+//!   (U+0000–U+017F, U+0300–U+04FF) and copy others (`ǅ`, `ﬁ`, ...) unchanged; Polars' mapping is
+//!   applied to each run of covered characters.
+//! - Rolling `min`/`max` skip NaN (a window of only NaN gives NaN); Polars' give NaN for any window
+//!   holding one. Polars' result is computed with NaN made null, NaN where a window has enough
+//!   non-null values but no number.
 //! - `sort_by` with nulls last is Polars' `nulls_last=True` (gpukit's default); both null
 //!   placements are compared.
 //!
 //! Backends: the CPU backend always; the first CUDA GPU too where one is usable
-//! (`gpukit::testing::serial_gpu_or_skip`) and Python Polars is available. The GPU device
-//! machine has no Polars, so there the GPU part prints `skipped:`; the `*_gpu` tests of this
-//! crate (group_gpu, io_gpu, rows_gpu, strings_gpu) check CUDA == CPU backend for every
-//! operation, so CPU == Polars here carries over to the GPU.
+//! (`gpukit::testing::serial_gpu_or_skip`) and Python Polars is available. The GPU device machine
+//! has no Polars, so there the GPU part prints `skipped:`; the `*_gpu` tests of this crate
+//! (group_gpu, io_gpu, rows_gpu, strings_gpu) check CUDA == CPU backend for every operation, so CPU
+//! == Polars here carries over to the GPU.
 //!
 //! Python: `$GPUKIT_POLARS_PYTHON`, else the project venv's `.venv/bin/python` (made by `make
-//! install`; `install/requirements.txt` lists polars). Without a Python that imports polars
-//! the test prints `skipped: ...`, or fails where `CI` is set.
+//! install`; `install/requirements.txt` lists polars). Without a Python that imports polars the
+//! test prints `skipped: ...`, or fails where `CI` is set.
 
 use std::fmt::Write as _;
 use std::io::Cursor;
@@ -666,6 +666,36 @@ fn run_frame(
         d.rename("i", "x")?;
         Ok(d)
     });
+    let names = ["K", "I", "J", "F", "G", "B", "S", "D", "T"];
+    c.case(
+        "rename_all",
+        &format!("{{\"names\":{names:?}}}"),
+        seed,
+        &one,
+        || {
+            let mut d = df.clone();
+            d.rename_all(&names)?;
+            Ok(d)
+        },
+    );
+    c.case(
+        "drop_in_place",
+        r#"{"column":"s","part":"taken"}"#,
+        seed,
+        &one,
+        || df.clone().drop_in_place("s"),
+    );
+    c.case(
+        "drop_in_place",
+        r#"{"column":"s","part":"rest"}"#,
+        seed,
+        &one,
+        || {
+            let mut d = df.clone();
+            d.drop_in_place("s")?;
+            Ok(d)
+        },
+    );
     let w: Vec<i64> = (0..h).map(|_| r.random_range(-9..9)).collect();
     let wj = format!(
         "{{\"name\":\"w\",\"values\":{}}}",
@@ -740,6 +770,14 @@ fn run_frame(
                 format!("{{\"by\":{by:?},\"descending\":{desc:?},\"nulls_last\":{nulls_last}}}");
             c.case("sort_by", &p, seed, &one, || {
                 df.sort_by_with(by, desc, nulls_last)
+            });
+        }
+    }
+    for name in ["i", "g", "s", "b", "d"] {
+        for desc in [false, true] {
+            let p = format!("{{\"column\":\"{name}\",\"descending\":{desc}}}");
+            c.case("column_sort", &p, seed, &one, || {
+                df.column(name)?.sort(desc)
             });
         }
     }
