@@ -59,12 +59,10 @@ fn f64s<T: MlFloat>(a: &Array<T>) -> Vec<f64> {
         .collect()
 }
 
+/// CPU backend against `dev` on random data of `(n refs, m queries, d features, k)`.
 fn compare_search<T: MlFloat>(
     dev: &Device,
-    n: usize,
-    m: usize,
-    d: usize,
-    k: usize,
+    (n, m, d, k): (usize, usize, usize, usize),
     metric: Metric,
     batch: Option<usize>,
     seed: u64,
@@ -111,20 +109,26 @@ fn compare_search<T: MlFloat>(
 #[test]
 fn neighbours_and_votes_equal_the_cpu_backend() {
     let Some((dev, _lock)) = gpu() else { return };
-    compare_search::<f64>(&dev, 5000, 300, 16, 5, Metric::Euclidean, None, 1);
-    compare_search::<f64>(&dev, 20_000, 64, 8, 1, Metric::Euclidean, None, 2);
-    compare_search::<f64>(&dev, 3000, 40, 32, 128, Metric::Euclidean, None, 3);
-    compare_search::<f64>(&dev, 4000, 100, 12, 9, Metric::Cosine, None, 4);
-    compare_search::<f32>(&dev, 30_000, 200, 64, 5, Metric::Euclidean, None, 5);
-    compare_search::<f32>(&dev, 8000, 77, 20, 17, Metric::Cosine, None, 6);
+    compare_search::<f64>(&dev, (5000, 300, 16, 5), Metric::Euclidean, None, 1);
+    compare_search::<f64>(&dev, (20_000, 64, 8, 1), Metric::Euclidean, None, 2);
+    compare_search::<f64>(&dev, (3000, 40, 32, 128), Metric::Euclidean, None, 3);
+    compare_search::<f64>(&dev, (4000, 100, 12, 9), Metric::Cosine, None, 4);
+    compare_search::<f32>(&dev, (30_000, 200, 64, 5), Metric::Euclidean, None, 5);
+    compare_search::<f32>(&dev, (8000, 77, 20, 17), Metric::Cosine, None, 6);
 }
 
 #[test]
 fn batched_queries_equal_one_batch() {
     let Some((dev, _lock)) = gpu() else { return };
     // 10 000 references × 8 bytes: 3 queries per 240 000-byte batch
-    compare_search::<f64>(&dev, 10_000, 50, 8, 4, Metric::Euclidean, Some(240_000), 7);
-    compare_search::<f32>(&dev, 10_000, 50, 8, 4, Metric::Euclidean, Some(40_000), 8);
+    compare_search::<f64>(
+        &dev,
+        (10_000, 50, 8, 4),
+        Metric::Euclidean,
+        Some(240_000),
+        7,
+    );
+    compare_search::<f32>(&dev, (10_000, 50, 8, 4), Metric::Euclidean, Some(40_000), 8);
 }
 
 #[test]
