@@ -5,6 +5,34 @@
 //! The crate is separate from gpukit so that a notebook that does not train models does not
 //! pay for it (`%crate gpukit-ml` in a notebook).
 //!
+//! The course's chapter 7 pipeline (cuML's `train_test_split`, `StandardScaler`,
+//! `KNeighborsClassifier`, `accuracy_score`):
+//!
+//! ```
+//! use gpukit_ml::datasets::diabetes;
+//! use gpukit_ml::metrics::{accuracy_score, confusion_matrix};
+//! use gpukit_ml::model_selection::{train_test_split, SplitOptions, TestSize};
+//! use gpukit_ml::neighbors::KNeighborsClassifier;
+//! use gpukit_ml::preprocessing::StandardScaler;
+//!
+//! # fn main() -> gpukit_ml::Result<()> {
+//! let (x, y) = diabetes(0)?; // 768 × 8 features, outcome 0/1, on the default device
+//! let opts = SplitOptions { test_size: TestSize::Fraction(0.2), random_state: 1, stratify: true, shuffle: true };
+//! let (x_train, x_test, y_train, y_test) = train_test_split(&x, &y, opts)?;
+//! let mut scaler = StandardScaler::new();
+//! let x_train = scaler.fit_transform(&x_train)?;
+//! let x_test = scaler.transform(&x_test)?;
+//! let mut knn = KNeighborsClassifier::new(3);
+//! knn.fit(&x_train, &y_train)?;
+//! let pred = knn.predict(&x_test)?;
+//! let accuracy = accuracy_score(&y_test, &pred)?;
+//! let (cm, labels) = confusion_matrix(&y_test, &pred)?;
+//! assert_eq!((labels, cm.sum()?), (vec![0, 1], 154));
+//! assert!(accuracy > 0.6, "{accuracy}");
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! Layers, bottom up (each module uses only those above it in this list):
 //! - [`error`][]: [`MlError`] and [`Result`].
 //! - [`input`][]: [`Features`] and [`Targets`], what every model takes (gpukit arrays, ndarray,

@@ -275,7 +275,13 @@ fn degenerate_data_still_fits() {
         let mut km = KMeans::new(3).init(init);
         km.fit(&same).unwrap();
         assert_eq!(km.inertia().unwrap(), 0.0);
-        assert!(km.cluster_centers().unwrap().to_vec().unwrap().iter().all(|&v| v == 2.0));
+        assert!(km
+            .cluster_centers()
+            .unwrap()
+            .to_vec()
+            .unwrap()
+            .iter()
+            .all(|&v| v == 2.0));
     }
     // as many clusters as rows: each row its own centre
     let x = Array::from_vec_on(vec![0.0f64, 0.0, 5.0, 5.0, -3.0, 4.0], [3, 2], &c).unwrap();
