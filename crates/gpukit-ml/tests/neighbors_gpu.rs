@@ -113,7 +113,7 @@ fn neighbours_and_votes_equal_the_cpu_backend() {
     compare_search::<f64>(&dev, (20_000, 64, 8, 1), Metric::Euclidean, None, 2);
     compare_search::<f64>(&dev, (3000, 40, 32, 128), Metric::Euclidean, None, 3);
     compare_search::<f64>(&dev, (4000, 100, 12, 9), Metric::Cosine, None, 4);
-    compare_search::<f32>(&dev, (30_000, 200, 64, 5), Metric::Euclidean, None, 5);
+    compare_search::<f32>(&dev, (10_000, 100, 64, 5), Metric::Euclidean, None, 5);
     compare_search::<f32>(&dev, (8000, 77, 20, 17), Metric::Cosine, None, 6);
 }
 
