@@ -1,6 +1,6 @@
 //! The element types models compute in: [`MlFloat`] (`f32`, `f64`) and the types whose rows
 //! can be gathered by index ([`Gather`]: the floats and the integer label types). Both traits
-//! are sealed; their hidden methods launch the per-type kernels of [`crate::kernels`].
+//! are sealed; their hidden methods launch the per-type kernels of `kernels/`.
 
 use gpukit::linalg::MatmulElement;
 use gpukit::prelude::*;
