@@ -123,11 +123,13 @@ mkdir -p "$NB/src"
   # with the optional features lessons turn on (`%features linalg`), so their crates are vendored
   echo "gpukit = { path = \"$ROOT/crates/gpukit\", features = [\"linalg\", \"candle\"] }"
   echo "gpukit-macros = { path = \"$ROOT/crates/gpukit-macros\" }"
-  # companion crates lessons load with `%crate NAME` (6.0: gpukit-frame, with arrow-csv and friends)
+  # companion crates lessons load with `%crate NAME` (6.0: gpukit-frame, with arrow-csv and friends;
+  # 7.0: gpukit-ml)
   echo "gpukit-frame = { path = \"$ROOT/crates/gpukit-frame\" }"
+  echo "gpukit-ml = { path = \"$ROOT/crates/gpukit-ml\" }"
   cargo metadata --no-deps --format-version 1 >"$B/metadata.json"
   { "$PY" "$HERE/stagelib.py" deps "$ROOT"; "$PY" "$HERE/stagelib.py" devdeps "$B/metadata.json" gpukit gpukit-macros; } \
-    | awk -F' = ' '!seen[$1]++ && $1 != "gpukit" && $1 != "gpukit-macros" && $1 != "gpukit-frame"'
+    | awk -F' = ' '!seen[$1]++ && $1 != "gpukit" && $1 != "gpukit-macros" && $1 != "gpukit-frame" && $1 != "gpukit-ml"'
   echo
   echo '[workspace]'
 } >"$NB/Cargo.toml.new"
