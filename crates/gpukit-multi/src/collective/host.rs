@@ -19,7 +19,7 @@ pub(crate) fn to_bytes<T: CollectiveElement>(v: &[T]) -> Vec<u8> {
 /// of elements.
 pub(crate) fn from_bytes<T: CollectiveElement>(b: &[u8]) -> Result<Vec<T>> {
     let size = std::mem::size_of::<T>();
-    if b.len() % size != 0 {
+    if !b.len().is_multiple_of(size) {
         return Err(Error::Other(format!(
             "a collective received {} bytes, not a whole number of {}-byte elements",
             b.len(),

@@ -130,6 +130,15 @@ fn load() -> Result<NcclLib, String> {
             Err(e) => tried.push(format!("{shown} ({e})")),
         }
     }
+    if std::env::var_os(NCCL_LIB_VAR).is_none() {
+        if let Some(p) = ask_python() {
+            // SAFETY: as above.
+            match unsafe { Library::new(&p) } {
+                Ok(lib) => return symbols(lib, p.display().to_string()),
+                Err(e) => tried.push(format!("{} ({e})", p.display())),
+            }
+        }
+    }
     Err(format!(
         "libnccl not found (tried {}); set {NCCL_LIB_VAR} to libnccl.so.2 or its folder, e.g. \
          the one of the nvidia-nccl-cu13 wheel that PyTorch installs: python3 -c \"import \
@@ -144,7 +153,8 @@ fn load() -> Result<NcclLib, String> {
 
 /// Where to look, in order: `GPUKIT_NCCL_LIB` (alone, when set), the loader's search path
 /// (`LD_LIBRARY_PATH`, the system), then the `nvidia/nccl/lib` folder of Python
-/// installations in the usual places.
+/// installations in the usual places (and, if none loads, the one `python3` on `PATH`
+/// imports).
 fn candidates() -> Result<Vec<PathBuf>, String> {
     if let Some(v) = std::env::var_os(NCCL_LIB_VAR).filter(|v| !v.is_empty()) {
         let p = PathBuf::from(&v);
@@ -205,6 +215,20 @@ fn python_site_dirs() -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// Last resort: the NCCL wheel of the `python3` on `PATH` (PyTorch's dependency), if any.
+fn ask_python() -> Option<PathBuf> {
+    let out = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib', 'libnccl.so.2'))",
+        ])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let p = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    (out.status.success() && p.exists()).then_some(p)
 }
 
 fn symbols(lib: Library, path: String) -> Result<NcclLib, String> {
