@@ -352,7 +352,7 @@ impl Communicator {
 }
 
 /// Gives every worker of `pool` a communicator (see [`DevicePool::init_collectives`]).
-pub(crate) fn init_pool(pool: &DevicePool) -> Result<CollectiveBackend> {
+pub(crate) fn init_pool(pool: &DevicePool, timeout: Duration) -> Result<CollectiveBackend> {
     let devices = pool.devices();
     let world = devices.len();
     let all_gpu = devices.iter().all(Device::is_cuda);
@@ -396,7 +396,7 @@ pub(crate) fn init_pool(pool: &DevicePool) -> Result<CollectiveBackend> {
             reason: "the pool mixes CPU and GPU workers".into(),
         }
     };
-    let ex = SharedExchange::new(world, timeout()?);
+    let ex = SharedExchange::new(world, timeout);
     let b = backend.clone();
     pool.on_each(move |ctx| {
         ctx.comm = Some(Communicator {

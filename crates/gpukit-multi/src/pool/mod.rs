@@ -272,6 +272,15 @@ impl DevicePool {
     /// an exchange through host memory with the same results (virtual CPU devices, or GPUs
     /// without NCCL, saying why). Called again, it keeps the communicators it made.
     pub fn init_collectives(&self) -> Result<CollectiveBackend> {
+        self.init_collectives_with_timeout(collective::timeout()?)
+    }
+
+    /// [`DevicePool::init_collectives`] with the time a host collective waits for the other
+    /// workers before failing (instead of `GPUKIT_COLLECTIVE_TIMEOUT`, default 300 s).
+    pub fn init_collectives_with_timeout(
+        &self,
+        timeout: std::time::Duration,
+    ) -> Result<CollectiveBackend> {
         let mut guard = self
             .inner
             .collectives
@@ -280,7 +289,7 @@ impl DevicePool {
         if let Some(b) = guard.as_ref() {
             return Ok(b.clone());
         }
-        let backend = collective::init_pool(self)?;
+        let backend = collective::init_pool(self, timeout)?;
         *guard = Some(backend.clone());
         Ok(backend)
     }
