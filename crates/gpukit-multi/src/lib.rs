@@ -56,3 +56,13 @@ pub use dist::DistArray;
 pub use pool::{DevicePool, Handle, WorkerCtx, CPU_DEVICES_VAR};
 pub use rendezvous::{ProcessGroup, Rendezvous};
 pub use transfer::{can_access_peer, staged_copy, transfer, Transfer, TransferPath};
+
+/// What a notebook needs, in one `use gpukit_multi::prelude::*;` (the kernel's
+/// `%crate gpukit-multi` imports it).
+pub mod prelude {
+    pub use crate::collective::{CollectiveBackend, Communicator, ReduceOp};
+    pub use crate::dist::{CombinePath, DistArray};
+    pub use crate::pool::{DevicePool, Handle, WorkerCtx};
+    pub use crate::rendezvous::{ProcessGroup, Rendezvous};
+    pub use crate::transfer::{can_access_peer, transfer, TransferPath};
+}
