@@ -170,3 +170,39 @@ impl NcclComm {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Where libnccl is installed (a GPU machine, or `pip install nvidia-nccl-cu13` in the
+    /// active virtual environment), it loads under its real name with every symbol; elsewhere
+    /// the reason names the library and the variable to set.
+    #[test]
+    fn library_loads_or_says_how_to_find_it() {
+        match library() {
+            Ok(lib) => {
+                let v = lib.version();
+                assert!(v.starts_with("2."), "{v}");
+                assert!(lib.path().contains("nccl"), "{}", lib.path());
+                assert!(lib.error_string(4).to_lowercase().contains("invalid"));
+                println!("NCCL {v} from {}", lib.path());
+                assert_eq!(std::env::var("NCCL_NVLS_ENABLE").as_deref(), Ok("0"));
+            }
+            Err(e) => {
+                assert!(e.contains(NCCL_LIB_VAR) && e.contains("libnccl"), "{e}");
+                println!("skipped: {e}");
+            }
+        }
+    }
+
+    #[test]
+    fn ids_round_trip_and_wrong_lengths_are_errors() {
+        let id = NcclId(ffi::UniqueId {
+            internal: std::array::from_fn(|i| i as std::ffi::c_char),
+        });
+        let back = NcclId::from_bytes(&id.as_bytes()).unwrap();
+        assert_eq!(back.as_bytes(), id.as_bytes());
+        assert!(NcclId::from_bytes(&[0u8; 127]).is_err());
+    }
+}
