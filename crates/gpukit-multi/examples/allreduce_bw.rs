@@ -14,8 +14,9 @@ fn main() -> Result<()> {
     let args: Vec<usize> = std::env::args()
         .skip(1)
         .map(|a| {
-            a.parse()
-                .unwrap_or_else(|_| panic!("arguments: MiB iters warmup (whole numbers), got {a:?}"))
+            a.parse().unwrap_or_else(|_| {
+                panic!("arguments: MiB iters warmup (whole numbers), got {a:?}")
+            })
         })
         .collect();
     let mib = args.first().copied().unwrap_or(1024);

@@ -110,3 +110,47 @@ fn two_processes_all_reduce_over_sockets() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The same job through the `gpukit-launch` binary itself (built beside this test by cargo;
+/// where only the test executable was copied, as in the GPU staging, it skips visibly).
+#[test]
+fn the_launcher_binary_runs_the_same_job() {
+    let launcher = std::path::Path::new(env!("CARGO_BIN_EXE_gpukit-launch"));
+    if !launcher.exists() {
+        println!(
+            "skipped: {} is not here (the library path is tested above)",
+            launcher.display()
+        );
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("gpukit-multi-bin-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let status = std::process::Command::new(launcher)
+        .args(["--nproc", "2", "--"])
+        .arg(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            "child_all_reduce_over_sockets",
+            "--nocapture",
+        ])
+        .env(OUT_VAR, &dir)
+        .status()
+        .unwrap();
+    assert!(status.success(), "{status}");
+    for r in 0..2 {
+        let line = std::fs::read_to_string(dir.join(format!("rank{r}.txt"))).unwrap();
+        assert!(
+            line.starts_with(&format!("rank {r} of 2: all-reduce sum")),
+            "{line}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    // a bad command line is refused with the usage and exit code 2
+    let out = std::process::Command::new(launcher)
+        .args(["--nproc", "0", "--", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("usage:"));
+}

@@ -200,9 +200,10 @@ impl Communicator {
     pub fn from_group(group: &ProcessGroup, device: Device) -> Result<Communicator> {
         let (rank, world) = (group.rank(), group.world_size());
         #[cfg(feature = "nccl")]
-        if device.is_cuda() {
-            // Every rank must take the same branch: agree on whether all can use NCCL.
-            let mine = crate::nccl::library().is_ok();
+        {
+            // Every rank must take the same branch (each branch exchanges differently): all
+            // vote, and NCCL is used only when every rank has a GPU and libnccl.
+            let mine = device.is_cuda() && crate::nccl::library().is_ok();
             let votes = group.exchange(vec![mine as u8])?;
             if votes.iter().all(|v| v == &[1u8]) {
                 let lib = crate::nccl::library().map_err(Error::Other)?;
