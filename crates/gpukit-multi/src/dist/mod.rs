@@ -10,6 +10,7 @@
 //! `gpukit_frame::DataFrame` on the workers, a local aggregate per partition, the partial
 //! aggregates gathered (or all-gathered) and combined.
 
+mod collective;
 mod ops;
 mod reduce;
 

@@ -1,4 +1,5 @@
 use super::*;
+use crate::collective::ReduceOp;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -113,4 +114,45 @@ fn a_failing_partition_job_leaves_the_pool_usable() {
         .to_string();
     assert!(e.contains("worker 1 (cpu)"), "{e}");
     assert_eq!(d.sum().unwrap(), 6.0);
+}
+
+#[test]
+fn collectives_between_partitions() {
+    let pool = DevicePool::virtual_cpu(3).unwrap();
+    let d = DistArray::<i64>::from_map(&pool, 3, |ctx, i| {
+        Array::from_vec_on(
+            vec![i as i64, 10 * i as i64, 1, 2, 3, 4],
+            vec![3, 2],
+            &ctx.device(),
+        )
+    })
+    .unwrap();
+    let r = d.all_reduce(ReduceOp::Sum).unwrap();
+    assert_eq!(r.shape(), vec![9, 2]);
+    for i in 0..3 {
+        assert_eq!(
+            r.partition(i).unwrap().to_vec().unwrap(),
+            vec![3, 30, 3, 6, 9, 12]
+        );
+    }
+    let b = d.broadcast(2).unwrap();
+    assert_eq!(
+        b.partition(0).unwrap().to_vec().unwrap(),
+        vec![2, 20, 1, 2, 3, 4]
+    );
+    let g = d.all_gather().unwrap();
+    assert_eq!(g.partition_rows(), vec![9, 9, 9]);
+    assert_eq!(
+        g.partition(1).unwrap().to_vec().unwrap()[..6],
+        [0, 0, 1, 2, 3, 4]
+    );
+    let s = d.reduce_scatter(ReduceOp::Max).unwrap();
+    assert_eq!(s.partition_rows(), vec![1, 1, 1]);
+    assert_eq!(
+        s.gather().unwrap().to_vec().unwrap(),
+        vec![2, 20, 1, 2, 3, 4]
+    );
+    // one partition per worker is required
+    let e = DistArray::scatter_into(&pool, &d.gather().unwrap(), 2).unwrap();
+    assert!(e.all_reduce(ReduceOp::Sum).is_err());
 }
