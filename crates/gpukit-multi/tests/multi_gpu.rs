@@ -135,6 +135,29 @@ fn collectives_across_the_pool_gpus() {
             vec![(2 * r) as f32, (2 * r + 1) as f32]
         );
     }
+    // the same between the partitions of a distributed array (one per GPU)
+    let d = DistArray::<i64>::from_map(&pool, n, move |ctx, i| {
+        Array::from_vec_on(vec![i as i64 + 1; 4 * n], vec![n, 4], &ctx.device())
+    })
+    .unwrap();
+    let r = d.all_reduce(ReduceOp::Sum).unwrap();
+    let want = (n * (n + 1) / 2) as i64;
+    assert!(r
+        .gather()
+        .unwrap()
+        .to_vec()
+        .unwrap()
+        .iter()
+        .all(|&x| x == want));
+    let s = d.reduce_scatter(ReduceOp::Max).unwrap();
+    assert_eq!(s.partition_rows(), vec![1; n]);
+    assert!(s
+        .gather()
+        .unwrap()
+        .to_vec()
+        .unwrap()
+        .iter()
+        .all(|&x| x == n as i64));
 }
 
 #[test]
