@@ -127,9 +127,11 @@ mkdir -p "$NB/src"
   # 7.0: gpukit-ml)
   echo "gpukit-frame = { path = \"$ROOT/crates/gpukit-frame\" }"
   echo "gpukit-ml = { path = \"$ROOT/crates/gpukit-ml\" }"
+  # (8.0: gpukit-multi; its own dependencies are gpukit's)
+  echo "gpukit-multi = { path = \"$ROOT/crates/gpukit-multi\" }"
   cargo metadata --no-deps --format-version 1 >"$B/metadata.json"
   { "$PY" "$HERE/stagelib.py" deps "$ROOT"; "$PY" "$HERE/stagelib.py" devdeps "$B/metadata.json" gpukit gpukit-macros; } \
-    | awk -F' = ' '!seen[$1]++ && $1 != "gpukit" && $1 != "gpukit-macros" && $1 != "gpukit-frame" && $1 != "gpukit-ml"'
+    | awk -F' = ' '!seen[$1]++ && $1 != "gpukit" && $1 != "gpukit-macros" && $1 != "gpukit-frame" && $1 != "gpukit-ml" && $1 != "gpukit-multi"'
   echo
   echo '[workspace]'
 } >"$NB/Cargo.toml.new"
