@@ -36,8 +36,8 @@ mod test_support;
 #[cfg(all(test, feature = "linfa-tests"))]
 mod tests_linfa;
 
-pub use error::{MlError, Result};
 pub use decomposition::PCA;
+pub use error::{MlError, Result};
 pub use gram::LinalgFloat;
 pub use input::{Features, Targets};
 pub use linear_model::{LinearRegression, LogisticRegression, Ridge};
