@@ -15,7 +15,7 @@
 //! Models (each uses the modules above, none another model):
 //! - [`linear_model`]: [`LinearRegression`], [`Ridge`] (normal equations),
 //!   [`LogisticRegression`] (Newton's method).
-//! - [`decomposition`]: [`PCA`].
+//! - [`decomposition`]: principal component analysis, [`PCA`].
 //!
 //! Interop: `linfa` (feature `linfa`): linfa `Dataset`s in and out; with feature `linfa-tests`
 //! the tests also compare the models with linfa's (`tests_linfa`).

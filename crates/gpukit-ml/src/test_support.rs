@@ -48,10 +48,11 @@ pub(crate) fn solve(a: &[f64], b: &[f64], k: usize) -> Vec<f64> {
             .max_by(|&i, &j| m[i][c].abs().total_cmp(&m[j][c].abs()))
             .unwrap();
         m.swap(c, p);
-        for r in c + 1..k {
-            let f = m[r][c] / m[c][c];
-            for j in c..=k {
-                m[r][j] -= f * m[c][j];
+        let pivot = m[c].clone();
+        for row in m.iter_mut().skip(c + 1) {
+            let f = row[c] / pivot[c];
+            for (v, p) in row.iter_mut().zip(&pivot).skip(c) {
+                *v -= f * p;
             }
         }
     }

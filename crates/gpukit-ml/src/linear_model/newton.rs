@@ -231,7 +231,7 @@ pub(crate) fn minimise<T: LinalgFloat>(
         }
         let delta = problem.step(&g, &h)?;
         let slope: f64 = g.iter().zip(&delta).map(|(a, b)| a * b).sum();
-        if !(slope < 0.0) {
+        if slope.is_nan() || slope >= 0.0 {
             break; // no descent direction left within rounding
         }
         let mut t = 1.0f64;
