@@ -37,13 +37,15 @@
 //! - [`error`][]: [`MlError`] and [`Result`].
 //! - [`input`][]: [`Features`] and [`Targets`], what every model takes (gpukit arrays, ndarray,
 //!   and with feature `frame` gpukit-frame columns), checked for shape and finite values.
-//! - `check`: the input checks models share (non-empty, finite, feature count, device).
+//! - `check`, `prepare`: the input checks models share (non-empty, finite, feature count,
+//!   one device).
 //! - `kernels/`: the device kernels (`#[kernel]`, one per element type): row gathers, top-k
 //!   selection, neighbour votes, k-means steps, label codes and confusion counts.
 //! - [`float`][]: [`MlFloat`] (`f32`, `f64`) and [`Gather`], the element types and the per-type
 //!   kernel dispatch.
 //! - `rng`: the host's seeded generator (splits, k-means initial draws, the diabetes table).
 //! - [`memory`][]: how large a temporary block may be ([`memory::block_cap`]).
+//! - [`gram`]: `aᵀ·b` of tall matrices as one GEMM without a transpose; [`LinalgFloat`].
 //! - [`labels`][]: distinct labels and label codes on the device.
 //! - [`datasets`][]: the diabetes-like table, `make_classification`, `make_blobs`.
 //! - [`model_selection`][]: `train_test_split`.
@@ -51,9 +53,29 @@
 //! - [`metrics`][]: `accuracy_score`, `confusion_matrix`, `r2_score`.
 //! - [`neighbors`][]: `KNeighborsClassifier`, `KNeighborsRegressor` (brute force: GEMM + top-k).
 //! - [`cluster`][]: `KMeans` (k-means++ and Lloyd).
+//! - [`linear_model`]: [`LinearRegression`], [`Ridge`] (normal equations),
+//!   [`LogisticRegression`] (Newton's method).
+//! - [`decomposition`]: principal component analysis, [`PCA`].
+//! - [`prelude`]: the names a notebook uses (`%crate gpukit-ml` imports it).
+//!
+//! Interop: `linfa` (feature `linfa`): linfa `Dataset`s in and out; with feature `linfa-tests`
+//! the tests also compare the models with linfa's (`tests_linfa`).
+//!
+//! Decompositions (`gpukit::linalg`) run on a CUDA device through cuSOLVER; on the CPU backend
+//! they need gpukit's faer, through this crate's feature `linalg`.
 
+pub mod decomposition;
 pub mod error;
+pub mod gram;
 pub mod input;
+pub mod linear_model;
+#[cfg(feature = "linfa")]
+pub mod linfa;
+mod prepare;
+#[cfg(test)]
+mod test_support;
+#[cfg(all(test, feature = "linfa-tests"))]
+mod tests_linfa;
 
 mod check;
 pub(crate) mod kernels;
@@ -71,7 +93,11 @@ pub mod preprocessing;
 
 pub mod cluster;
 pub mod neighbors;
+pub mod prelude;
 
+pub use decomposition::PCA;
 pub use error::{MlError, Result};
 pub use float::{Gather, MlFloat};
+pub use gram::LinalgFloat;
 pub use input::{Features, Targets};
+pub use linear_model::{LinearRegression, LogisticRegression, Ridge};
