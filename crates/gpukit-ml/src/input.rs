@@ -43,7 +43,10 @@ impl<L: Element> Targets<L> for Array<L> {
         if self.shape().len() != 1 {
             return Err(MlError::Shape {
                 what,
-                detail: format!("targets must be 1-D (n_samples,), got shape {:?}", self.shape()),
+                detail: format!(
+                    "targets must be 1-D (n_samples,), got shape {:?}",
+                    self.shape()
+                ),
             });
         }
         Ok(Cow::Borrowed(self))
@@ -62,9 +65,7 @@ pub fn matrix(what: &'static str, shape: &[usize]) -> Result<(usize, usize)> {
         [n, d] => Ok((*n, *d)),
         _ => Err(MlError::Shape {
             what,
-            detail: format!(
-                "features must be 2-D (n_samples, n_features), got shape {shape:?}"
-            ),
+            detail: format!("features must be 2-D (n_samples, n_features), got shape {shape:?}"),
         }),
     }
 }
@@ -125,6 +126,9 @@ mod tests {
         assert!(e.contains("row 1, column 1") && e.contains("NaN"), "{e}");
         let ok = Array::from_vec(vec![1.0f64, 2.0], [1, 2]).unwrap();
         assert!(check_finite("Ridge::fit", &ok).is_ok());
-        assert!(check_rows("fit", 3, 4, "y").unwrap_err().to_string().contains("3 rows"));
+        assert!(check_rows("fit", 3, 4, "y")
+            .unwrap_err()
+            .to_string()
+            .contains("3 rows"));
     }
 }

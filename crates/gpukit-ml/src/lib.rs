@@ -9,9 +9,41 @@
 //! - [`error`]: [`MlError`] and [`Result`].
 //! - [`input`]: [`Features`] and [`Targets`], what every model takes (gpukit arrays, ndarray,
 //!   and with feature `frame` gpukit-frame columns), checked for shape and finite values.
+//! - `check`: the input checks models share (non-empty, finite, feature count, device).
+//! - `kernels/`: the device kernels (`#[kernel]`, one per element type): row gathers, top-k
+//!   selection, neighbour votes, k-means steps, label codes and confusion counts.
+//! - [`float`]: [`MlFloat`] (`f32`, `f64`) and [`Gather`], the element types and the per-type
+//!   kernel dispatch.
+//! - `rng`: the host's seeded generator (splits, k-means initial draws, the diabetes table).
+//! - [`memory`]: how large a temporary block may be ([`memory::block_cap`]).
+//! - [`labels`]: distinct labels and label codes on the device.
+//! - [`datasets`]: the diabetes-like table, `make_classification`, `make_blobs`.
+//! - [`model_selection`]: `train_test_split`.
+//! - [`preprocessing`]: `StandardScaler`.
+//! - [`metrics`]: `accuracy_score`, `confusion_matrix`, `r2_score`.
+//! - [`neighbors`]: `KNeighborsClassifier`, `KNeighborsRegressor` (brute force: GEMM + top-k).
+//! - [`cluster`]: `KMeans` (k-means++ and Lloyd).
 
 pub mod error;
 pub mod input;
 
+mod check;
+pub(crate) mod kernels;
+
+pub mod float;
+mod rng;
+
+pub mod labels;
+pub mod memory;
+
+pub mod datasets;
+pub mod metrics;
+pub mod model_selection;
+pub mod preprocessing;
+
+pub mod cluster;
+pub mod neighbors;
+
 pub use error::{MlError, Result};
+pub use float::{Gather, MlFloat};
 pub use input::{Features, Targets};

@@ -1,0 +1,54 @@
+//! Every kernel of the crate compiles to PTX with NVRTC (the CUDA C++ that `#[kernel]` made
+//! from it). Needs libnvrtc only, no GPU; without it the test prints `skipped: ...` and passes
+//! (fails with `GPUKIT_REQUIRE_NVRTC=1`).
+
+use gpukit::__private::{full_source, KernelInfo};
+
+use super::{labels, lloyd, rows, topk, vote};
+
+#[test]
+fn every_ml_kernel_compiles_with_nvrtc() {
+    let kernels: [&KernelInfo; 24] = [
+        &rows::take_rows_f32::INFO,
+        &rows::take_rows_f64::INFO,
+        &rows::take_rows_i32::INFO,
+        &rows::take_rows_i64::INFO,
+        &rows::take_rows_u32::INFO,
+        &rows::take_rows_u64::INFO,
+        &topk::topk_first_f32::INFO,
+        &topk::topk_first_f64::INFO,
+        &topk::topk_merge_f32::INFO,
+        &topk::topk_merge_f64::INFO,
+        &vote::vote_f32::INFO,
+        &vote::vote_f64::INFO,
+        &vote::mean_f32::INFO,
+        &vote::mean_f64::INFO,
+        &lloyd::assign_f32::INFO,
+        &lloyd::assign_f64::INFO,
+        &lloyd::onehot_f32::INFO,
+        &lloyd::onehot_f64::INFO,
+        &lloyd::closer_f32::INFO,
+        &lloyd::closer_f64::INFO,
+        &lloyd::count_labels::INFO,
+        &labels::run_starts::INFO,
+        &labels::label_codes::INFO,
+        &labels::confusion_counts::INFO,
+    ];
+    if !gpukit::testing::nvrtc_or_skip() {
+        return;
+    }
+    for info in kernels {
+        match gpukit::__private::ptx(info) {
+            Ok(ptx) => assert!(
+                ptx.contains(&format!(".entry {}(", info.name)),
+                "PTX of `{}` lacks its entry point",
+                info.name
+            ),
+            Err(e) => panic!(
+                "`{}` does not compile:\n{e}\n{}",
+                info.name,
+                full_source(info)
+            ),
+        }
+    }
+}
