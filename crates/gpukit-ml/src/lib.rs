@@ -23,9 +23,32 @@
 //! - [`metrics`]: `accuracy_score`, `confusion_matrix`, `r2_score`.
 //! - [`neighbors`]: `KNeighborsClassifier`, `KNeighborsRegressor` (brute force: GEMM + top-k).
 //! - [`cluster`]: `KMeans` (k-means++ and Lloyd).
+//! - `prepare` (private): inputs checked for fitting and prediction, on one device.
+//! - [`gram`]: `aᵀ·b` of tall matrices as one GEMM without a transpose; [`LinalgFloat`].
+//!
+//! Models (each uses the modules above, none another model):
+//! - [`linear_model`]: [`LinearRegression`], [`Ridge`] (normal equations),
+//!   [`LogisticRegression`] (Newton's method).
+//! - [`decomposition`]: [`PCA`].
+//!
+//! Interop: `linfa` (feature `linfa`): linfa `Dataset`s in and out; with feature `linfa-tests`
+//! the tests also compare the models with linfa's (`tests_linfa`).
+//!
+//! Decompositions (`gpukit::linalg`) run on a CUDA device through cuSOLVER; on the CPU backend
+//! they need gpukit's faer, through this crate's feature `linalg`.
 
+pub mod decomposition;
 pub mod error;
+pub mod gram;
 pub mod input;
+pub mod linear_model;
+#[cfg(feature = "linfa")]
+pub mod linfa;
+mod prepare;
+#[cfg(test)]
+mod test_support;
+#[cfg(all(test, feature = "linfa-tests"))]
+mod tests_linfa;
 
 mod check;
 pub(crate) mod kernels;
@@ -45,5 +68,8 @@ pub mod cluster;
 pub mod neighbors;
 
 pub use error::{MlError, Result};
+pub use decomposition::PCA;
 pub use float::{Gather, MlFloat};
+pub use gram::LinalgFloat;
 pub use input::{Features, Targets};
+pub use linear_model::{LinearRegression, LogisticRegression, Ridge};
