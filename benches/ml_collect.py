@@ -18,7 +18,7 @@ Checks (each CPU side against gpukit, every round of each side against its first
   squared distances are within `KNN_TIE_RTOL` x (|q|^2 + |r|^2) of each other (float32 GEMM
   rounding can order them either way), it is counted as a tie and allowed; any other
   difference fails the row.
-- KMeans: the same number of iterations; centers within `KM_CENTER_TOL` (1e-6) x the largest
+- KMeans: the same number of iterations (linfa does not report its count: not compared); centers within `KM_CENTER_TOL` (1e-6) x the largest
   |center| (max over elements); inertia within `KM_INERTIA_RTOL` (1e-9) relative. float64 on
   every side: with the same assignments the centers differ only by summation order (about
   1e-15); one point assigned to another center moves two centers by about 1e-4, which fails.
@@ -103,7 +103,7 @@ def make_knn_tie(refs: int, k: int):
 
 
 def kmeans_check(a: dict, b: dict) -> str:
-    if a["n_iter"] != b["n_iter"]:
+    if a.get("n_iter") is not None and b.get("n_iter") is not None and a["n_iter"] != b["n_iter"]:
         return f"FAIL (iterations {a['n_iter']} vs {b['n_iter']})"
     ca, cb = a["centers"], b["centers"]
     if len(ca) != len(cb) or any(len(x) != len(y) for x, y in zip(ca, cb)):

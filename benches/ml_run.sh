@@ -9,9 +9,12 @@
 #
 # Variables: WHEELS (required; the device has no network; installed with --no-deps, numpy is
 # the device's own), GPUKIT_BENCH ($GPU_STAGE_ROOT/root/bin/gpukit-bench, as benches/run.sh),
+# ML_LINFA_BENCH (the gpukit-bench that runs linfa's side: $GPUKIT_BENCH; it needs a build with
+# --features linfa, else linfa's column stays empty),
 # ML_BUDGET_S (420: no side or round starts after it; each command is also cut at what is left),
 # ML_ROUNDS (1; rounds after the first only while within budget), ML_REPS / ML_WARMUP (gpukit: 3
-# timed calls after 1 untimed), ML_CPU_REPS / ML_CPU_WARMUP (scikit-learn and linfa: 2 and 0),
+# timed calls after 1 untimed), ML_CPU_REPS / ML_CPU_WARMUP (scikit-learn: 2 and 0), ML_LINFA_REPS
+# (linfa: 1, no warm-up; its ridge fit by coordinate descent is the slowest call of the run),
 # ML_KNN_REFS (1000000), ML_KNN_QUERIES (gpukit: 100000), ML_KNN_CPU_QUERIES (scikit-learn: 4000),
 # ML_KNN_LINFA_QUERIES (1000), ML_KMEANS_ROWS (1000000), ML_RIDGE_ROWS (10000000),
 # ML_SIDES ("gpukit sklearn linfa"), ML_TMP (/tmp/ml-bench: the Python packages), GPU_PYTHON
@@ -25,12 +28,14 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 STAGE=${GPU_STAGE_ROOT:-/tmp/gpu-stage}
 BIN=${GPUKIT_BENCH:-$STAGE/root/bin/gpukit-bench}
+LINFA_BIN=${ML_LINFA_BENCH:-$BIN}
 BUDGET=${ML_BUDGET_S:-420}
 ROUNDS=${ML_ROUNDS:-1}
 REPS=${ML_REPS:-3}
 WARMUP=${ML_WARMUP:-1}
 CPU_REPS=${ML_CPU_REPS:-2}
 CPU_WARMUP=${ML_CPU_WARMUP:-0}
+LINFA_REPS=${ML_LINFA_REPS:-1}
 SIDES=${ML_SIDES:-gpukit sklearn linfa}
 TMP=${ML_TMP:-/tmp/ml-bench}
 PY=${GPU_PYTHON:-python3}
@@ -99,8 +104,8 @@ for ((r = 1; r <= ROUNDS; r++)); do
           --reps "$CPU_REPS" --warmup "$CPU_WARMUP" --preds "$DIR/sklearn-r$r-knn.i64" >"$out" 2>>"$LOG" \
           || log "round $r: sklearn_twin failed (exit $?)" ;;
       linfa)
-        timeout "$(left)" "$BIN" ml --side linfa "${sizes[@]}" --knn-queries "$LINFA_QUERIES" --reps "$CPU_REPS" \
-          --warmup "$CPU_WARMUP" --preds "$DIR/linfa-r$r-knn.i64" >"$out" 2>>"$LOG"
+        timeout "$(left)" "$LINFA_BIN" ml --side linfa "${sizes[@]}" --knn-queries "$LINFA_QUERIES" --reps "$LINFA_REPS" \
+          --warmup 0 --preds "$DIR/linfa-r$r-knn.i64" >"$out" 2>>"$LOG"
         rc=$?
         if ((rc == 3)); then log "linfa: this gpukit-bench was built without --features linfa; no linfa rows"; rm -f "$out"
         elif ((rc != 0)); then log "round $r: gpukit-bench ml --side linfa failed (exit $rc)"; fi ;;
