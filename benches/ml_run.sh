@@ -86,7 +86,7 @@ export PYTHONPATH=$PYLIB${PYTHONPATH:+:$PYTHONPATH}
 "$PY" -c 'import sklearn, numpy, scipy; print("scikit-learn", sklearn.__version__, "scipy", scipy.__version__, "numpy", numpy.__version__)' \
   2>&1 | tee -a "$LOG"
 nproc | sed 's/^/cpu cores: /' | tee -a "$LOG"
-nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>&1 | tee -a "$LOG"
+if command -v nvidia-smi >/dev/null; then nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>&1 | tee -a "$LOG"; fi
 
 sizes=(--knn-refs "$REFS" --kmeans-rows "$KM_ROWS" --ridge-rows "$RIDGE_ROWS")
 for ((r = 1; r <= ROUNDS; r++)); do

@@ -174,6 +174,7 @@ class Collector(unittest.TestCase):
         self.assertIn("centers differ", mc.kmeans_check(far, km))
         self.assertIn("iterations", mc.kmeans_check({**km, "n_iter": 7}, km))
         self.assertTrue(mc.kmeans_check({**km, "n_iter": None}, km).startswith("ok"))
+        self.assertTrue(mc.kmeans_check({**far, "algorithm": "m_k-means"}, km).startswith("n/a"))
         ref = {"coef": [1.0, -0.5, 0.25], "intercept": 3.0}
         self.assertTrue(mc.ridge_fit_check({"coef": [1.0 + 5e-7, -0.5, 0.25], "intercept": 3.0}, ref).startswith("ok"))
         self.assertIn("coef", mc.ridge_fit_check({"coef": [1.0 + 5e-6, -0.5, 0.25], "intercept": 3.0}, ref))
@@ -199,6 +200,13 @@ class Collector(unittest.TestCase):
         self.assertEqual(res["ridge fit"]["sklearn_check"], "ok (coef within 0.0e+00)")
         self.assertAlmostEqual(res["ridge fit"]["sklearn_ratio"], 30.0)
         self.assertNotIn("linfa_check", res["ridge fit"])
+        self.assertTrue(res["kmeans fit"]["linfa_check"].startswith("FAIL (round 2"))  # gpukit's rounds
+        runs["linfa-r1.jsonl"][0]["result"]["algorithm"] = "m_k-means"
+        del runs["gpukit-r2.jsonl"]
+        res = {r["op"]: r for r in self.collect(runs)}
+        self.assertTrue(res["kmeans fit"]["linfa_check"].startswith("n/a"))
+        self.assertIsNone(res["kmeans fit"]["linfa_ratio"])
+        self.assertIn("(40.0, unchecked)", mc.markdown(list(res.values())))
         md_text = mc.markdown(list(res.values()))
         self.assertIn("| ridge fit | 1,000 x 64 | 1.000 | 30.0 | 30.0 |", md_text)
         self.assertIn("| 1.00 |", md_text)  # gpukit's device peak, GiB

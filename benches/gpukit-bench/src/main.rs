@@ -286,10 +286,19 @@ fn ml_mode(a: &Args) -> std::result::Result<(), (u8, String)> {
     opts.only = a.only.clone();
     opts.preds = a.preds.as_ref().map(std::path::PathBuf::from);
     if opts.wants("kmeans") && opts.kmeans_rows < ml_rows::CLUSTERS {
-        return Err((2, format!("--kmeans-rows must be at least {}", ml_rows::CLUSTERS)));
+        return Err((
+            2,
+            format!("--kmeans-rows must be at least {}", ml_rows::CLUSTERS),
+        ));
     }
     if opts.wants("knn") && (opts.knn_refs < ml_rows::K || opts.knn_queries == 0) {
-        return Err((2, format!("--knn-refs must be at least {} and --knn-queries at least 1", ml_rows::K)));
+        return Err((
+            2,
+            format!(
+                "--knn-refs must be at least {} and --knn-queries at least 1",
+                ml_rows::K
+            ),
+        ));
     }
     let err = |e: Box<dyn std::error::Error>| (1u8, e.to_string());
     let mut emit = |j: json::Json| println!("{}", j.render());
@@ -407,7 +416,12 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(
-            (a.side.as_str(), a.knn_queries, a.preds.as_deref(), a.reps_given),
+            (
+                a.side.as_str(),
+                a.knn_queries,
+                a.preds.as_deref(),
+                a.reps_given
+            ),
             ("linfa", Some(1000), Some("/tmp/p.i64"), false)
         );
     }

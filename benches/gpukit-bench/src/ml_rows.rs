@@ -408,7 +408,14 @@ mod tests {
         assert_eq!(preds.len(), 50 * 8);
         let ops: Vec<&str> = rows
             .iter()
-            .map(|r| r.split("\"op\":\"").nth(1).unwrap().split('"').next().unwrap())
+            .map(|r| {
+                r.split("\"op\":\"")
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap()
+            })
             .collect();
         assert_eq!(
             ops,
