@@ -16,9 +16,10 @@
 //! - KNN (`f32`, 64 features, 10 classes): row r (references r < n_ref, then the queries) has
 //!   class c = label(KNN_LABEL, r, 10) and x[r, j] = unit(KNN_CENTER, 64c + j) + 2 unit(KNN_NOISE,
 //!   64r + j).
-//! - KMeans (`f64`, 64 features): blob b = label(KM_BLOB, r, 100), x[r, j] = unit(KM_CENTER, 64b
-//!   + j) + unit(KM_NOISE, 64r + j) (overlapping blobs: a smooth density, so no cluster empties
-//!   and labels still change at iteration 20); the initial centers are the first 100 rows.
+//! - KMeans (`f64`, 64 features): blob b = label(KM_BLOB, r, 100), x[r, j] =
+//!   unit(KM_CENTER, 64b + j) + unit(KM_NOISE, 64r + j) (overlapping blobs: a smooth density,
+//!   so no cluster empties and labels still change at iteration 20); the initial centers are
+//!   the first 100 rows.
 //! - Ridge (`f64`, 64 features): x[r, j] = unit(RIDGE_X, 64r + j) + j/64, w[j] = 2 unit(RIDGE_W,
 //!   j), y[r] = ((3 + w[0] x[r,0]) + w[1] x[r,1]) + ... + w[63] x[r,63] + unit(RIDGE_NOISE, r)/2,
 //!   summed in that order (no fused multiply-add: Rust never contracts `a * b + c`).
@@ -154,9 +155,14 @@ mod tests {
         assert_eq!(mix(1), 0x910A_2DEC_8902_5CC1);
         let (x, y) = knn_rows(0, 3);
         assert_eq!(y, [1, 9, 8]);
+        // the f32 values widened to f64, printed as Python prints them
+        let row2: Vec<f64> = x[2 * DIMS..2 * DIMS + 3]
+            .iter()
+            .map(|&v| v as f64)
+            .collect();
         assert_eq!(
-            &x[2 * DIMS..2 * DIMS + 3],
-            &[1.39533531665802f32, 0.6319046020507812, 1.6808738708496094]
+            row2,
+            [1.39533531665802, 0.6319046020507812, 1.6808738708496094]
         );
         let xk = kmeans_rows(2);
         assert_eq!(

@@ -26,7 +26,11 @@
 //!   fit ran all of `max_iterations`); the L1 term it adds moves each coefficient by about
 //!   `1e-9 · alpha / (n/3)`, far below the check's 1e-6. Tolerance 1e-8 (linfa's relative
 //!   coefficient change that triggers the gap test; at 1e-10 the gap test never passed): at
-//!   5000 rows, 13 sweeps and coefficients within 1e-12 of gpukit-ml's. linfa-elasticnet's
+//!   5000 rows, 13 sweeps and coefficients within 1e-12 of gpukit-ml's. At 100k rows (a
+//!   trial of the same settings on uncentred data) its stopping test did not pass within 1000
+//!   sweeps, so the sweeps are capped at 20 (`MAX_SWEEPS`; linfa's default is 1000, which at
+//!   10M rows would take far longer than the device call): the collector's coefficient check
+//!   says whether 20 sweeps were enough. linfa-elasticnet's
 //!   intercept only centres y, not x, so the harness centres x (into a column-major copy:
 //!   coordinate descent reads columns) and y first, fits without intercept, and sets the
 //!   intercept `ȳ - x̄·w`; all of that is timed. The row reports linfa's sweep count
@@ -55,6 +59,8 @@ use crate::ml_rows::{
 const L1_RATIO: f64 = 1e-9;
 /// linfa-elasticnet's tolerance.
 const TOLERANCE: f64 = 1e-8;
+/// The most coordinate-descent sweeps (see the module documentation).
+const MAX_SWEEPS: u32 = 20;
 
 /// The `device` field of linfa's rows.
 fn device() -> String {
@@ -211,7 +217,7 @@ fn ridge_fit(x: &Array2<f64>, y: &Array1<f64>) -> R<(Array1<f64>, f64, u32)> {
         .l1_ratio(L1_RATIO)
         .with_intercept(false)
         .tolerance(TOLERANCE)
-        .max_iterations(1000)
+        .max_iterations(MAX_SWEEPS)
         .fit(&data)?;
     let coef = model.hyperplane().clone();
     let intercept = y_mean - x_mean.dot(&coef);
