@@ -1,6 +1,6 @@
 //! The element types models compute in: [`MlFloat`] (`f32`, `f64`) and the types whose rows
 //! can be gathered by index ([`Gather`]: the floats and the integer label types). Both traits
-//! are sealed; their hidden methods launch the per-type kernels of [`crate::kernels`].
+//! are sealed; their hidden methods launch the per-type kernels of `kernels/`.
 
 use gpukit::linalg::MatmulElement;
 use gpukit::prelude::*;
@@ -128,7 +128,8 @@ pub trait MlFloat: MatmulElement + Gather {
 }
 
 macro_rules! impl_ml_float {
-    ($t:ty, $first:ident, $merge:ident, $vote:ident, $mean:ident, $assign:ident, $onehot:ident,
+    ($t:ty, [$first8:ident, $first32:ident, $first128:ident],
+     [$merge8:ident, $merge32:ident, $merge128:ident], $vote:ident, $mean:ident, $assign:ident, $onehot:ident,
      $closer:ident) => {
         impl MlFloat for $t {
             fn topk_first(
@@ -141,7 +142,13 @@ macro_rules! impl_ml_float {
                 out_i: &mut Array<i64>,
             ) -> gpukit::Result<()> {
                 let (bl, th) = grid_for(a.size() * parts);
-                launch!(topk::$first[bl, th](g, a, b, k, parts, out_d, out_i))
+                if k <= 8 {
+                    launch!(topk::$first8[bl, th](g, a, b, k, parts, out_d, out_i))
+                } else if k <= 32 {
+                    launch!(topk::$first32[bl, th](g, a, b, k, parts, out_d, out_i))
+                } else {
+                    launch!(topk::$first128[bl, th](g, a, b, k, parts, out_d, out_i))
+                }
             }
 
             fn topk_merge(
@@ -155,7 +162,13 @@ macro_rules! impl_ml_float {
             ) -> gpukit::Result<()> {
                 let rows = if m > 0 { in_d.size() / m } else { 0 };
                 let (bl, th) = grid_for(rows * parts);
-                launch!(topk::$merge[bl, th](in_d, in_i, m, k, parts, out_d, out_i))
+                if k <= 8 {
+                    launch!(topk::$merge8[bl, th](in_d, in_i, m, k, parts, out_d, out_i))
+                } else if k <= 32 {
+                    launch!(topk::$merge32[bl, th](in_d, in_i, m, k, parts, out_d, out_i))
+                } else {
+                    launch!(topk::$merge128[bl, th](in_d, in_i, m, k, parts, out_d, out_i))
+                }
             }
 
             fn vote(
@@ -210,8 +223,8 @@ macro_rules! impl_ml_float {
 
 impl_ml_float!(
     f32,
-    topk_first_f32,
-    topk_merge_f32,
+    [topk_first8_f32, topk_first32_f32, topk_first128_f32],
+    [topk_merge8_f32, topk_merge32_f32, topk_merge128_f32],
     vote_f32,
     mean_f32,
     assign_f32,
@@ -220,8 +233,8 @@ impl_ml_float!(
 );
 impl_ml_float!(
     f64,
-    topk_first_f64,
-    topk_merge_f64,
+    [topk_first8_f64, topk_first32_f64, topk_first128_f64],
+    [topk_merge8_f64, topk_merge32_f64, topk_merge128_f64],
     vote_f64,
     mean_f64,
     assign_f64,

@@ -59,6 +59,77 @@ impl<L: Element, S: ndarray::Data<Elem = L>> Targets<L> for ndarray::ArrayBase<S
     }
 }
 
+/// A frame column's values as `T` (numeric columns only, without nulls), for the frame inputs
+/// below; `what` names the call in the errors.
+#[cfg(feature = "frame")]
+fn frame_column<T: Element>(what: &'static str, c: &gpukit_frame::Column) -> Result<Array<T>> {
+    use gpukit_frame::ColumnData as D;
+    if c.null_count() > 0 {
+        return Err(MlError::Parameter {
+            what,
+            name: "features",
+            detail: format!(
+                "column `{}` has {} null(s): fill or drop them before fitting",
+                c.name(),
+                c.null_count()
+            ),
+        });
+    }
+    Ok(match c.data() {
+        D::Int32(a) => a.astype::<T>()?,
+        D::Int64(a) => a.astype::<T>()?,
+        D::UInt32(a) => a.astype::<T>()?,
+        D::UInt64(a) => a.astype::<T>()?,
+        D::Float32(a) => a.astype::<T>()?,
+        D::Float64(a) => a.astype::<T>()?,
+        _ => {
+            return Err(MlError::Parameter {
+                what,
+                name: "features",
+                detail: format!(
+                    "column `{}` is {}, not numeric: select the numeric columns first",
+                    c.name(),
+                    c.dtype()
+                ),
+            })
+        }
+    })
+}
+
+/// A frame's columns, all numeric and without nulls, as the columns of an `(n_rows,
+/// n_columns)` matrix on the frame's device (each converted to `T`, then stacked: one copy).
+/// A string, date, bool or nullable column is an error naming it; `df.select(..)` the feature
+/// columns first.
+#[cfg(feature = "frame")]
+impl<T: Float> Features<T> for gpukit_frame::DataFrame {
+    fn features(&self, what: &'static str) -> Result<Cow<'_, Array<T>>> {
+        if self.width() == 0 {
+            return Err(MlError::Shape {
+                what,
+                detail: "the frame has no columns".into(),
+            });
+        }
+        let cols = self
+            .columns()
+            .iter()
+            .map(|c| frame_column::<T>(what, c))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Cow::Owned(Array::stack(
+            &cols.iter().collect::<Vec<_>>(),
+            1,
+        )?))
+    }
+}
+
+/// A numeric frame column without nulls as targets (converted to `L`: labels from an integer
+/// column, values from a float column).
+#[cfg(feature = "frame")]
+impl<L: Element> Targets<L> for gpukit_frame::Column {
+    fn targets(&self, what: &'static str) -> Result<Cow<'_, Array<L>>> {
+        Ok(Cow::Owned(frame_column::<L>(what, self)?))
+    }
+}
+
 /// `(n_samples, n_features)` of a feature shape, or an error naming `what` when it is not 2-D.
 pub fn matrix(what: &'static str, shape: &[usize]) -> Result<(usize, usize)> {
     match shape {
@@ -105,6 +176,29 @@ pub fn check_rows(what: &'static str, x_rows: usize, n: usize, of: &str) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "frame")]
+    #[test]
+    fn frames_are_features_and_columns_targets() {
+        use gpukit_frame::{Column, DataFrame};
+        let cpu = gpukit::Device::Cpu;
+        let df = DataFrame::new(vec![
+            Column::from_slice_on("a", &[1i64, 2, 3], &cpu).unwrap(),
+            Column::from_slice_on("b", &[0.5f32, 1.5, 2.5], &cpu).unwrap(),
+        ])
+        .unwrap();
+        let x = Features::<f64>::features(&df, "fit").unwrap();
+        assert_eq!(x.shape(), &[3, 2]);
+        assert_eq!(x.to_vec().unwrap(), vec![1.0, 0.5, 2.0, 1.5, 3.0, 2.5]);
+        let y = Targets::<i64>::targets(&df.columns()[0], "fit").unwrap();
+        assert_eq!(y.to_vec().unwrap(), vec![1, 2, 3]);
+        let s =
+            DataFrame::new(vec![Column::from_strs_on("s", &["x", "y"], &cpu).unwrap()]).unwrap();
+        let e = Features::<f64>::features(&s, "KMeans::fit")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`s`") && e.contains("not numeric"), "{e}");
+    }
 
     #[test]
     fn arrays_and_ndarrays_are_features() {

@@ -26,12 +26,15 @@ use crate::input::Targets;
 use crate::kernels::{labels as k, stride_grid};
 use crate::labels;
 
+/// Two target vectors, borrowed or copied.
+type Pair<'a, L> = (Cow<'a, Array<L>>, Cow<'a, Array<L>>);
+
 /// Both target vectors on one device (the first's), of one non-zero length.
 fn pair<'a, L: Element>(
     what: &'static str,
     a: &'a (impl Targets<L> + ?Sized),
     b: &'a (impl Targets<L> + ?Sized),
-) -> Result<(Cow<'a, Array<L>>, Cow<'a, Array<L>>)> {
+) -> Result<Pair<'a, L>> {
     let a = a.targets(what)?;
     let b = b.targets(what)?;
     if a.size() != b.size() {

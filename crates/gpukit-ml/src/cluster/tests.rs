@@ -265,3 +265,30 @@ fn bad_input_is_an_error() {
         .to_string()
         .contains("fitted on 2 features"));
 }
+
+#[test]
+fn degenerate_data_still_fits() {
+    let c = cpu();
+    // all rows equal: every centre is that row, inertia 0, no NaN
+    let same = Array::from_vec_on(vec![2.0f64; 5 * 3], [5, 3], &c).unwrap();
+    for init in [KMeansInit::KMeansPlusPlus, KMeansInit::Random] {
+        let mut km = KMeans::new(3).init(init);
+        km.fit(&same).unwrap();
+        assert_eq!(km.inertia().unwrap(), 0.0);
+        assert!(km
+            .cluster_centers()
+            .unwrap()
+            .to_vec()
+            .unwrap()
+            .iter()
+            .all(|&v| v == 2.0));
+    }
+    // as many clusters as rows: each row its own centre
+    let x = Array::from_vec_on(vec![0.0f64, 0.0, 5.0, 5.0, -3.0, 4.0], [3, 2], &c).unwrap();
+    let mut km = KMeans::new(3);
+    km.fit(&x).unwrap();
+    assert_eq!(km.inertia().unwrap(), 0.0);
+    let mut l = km.labels().unwrap().to_vec().unwrap();
+    l.sort();
+    assert_eq!(l, vec![0, 1, 2]);
+}

@@ -8,17 +8,25 @@ use super::{labels, lloyd, rows, topk, vote};
 
 #[test]
 fn every_ml_kernel_compiles_with_nvrtc() {
-    let kernels: [&KernelInfo; 24] = [
+    let kernels: [&KernelInfo; 32] = [
         &rows::take_rows_f32::INFO,
         &rows::take_rows_f64::INFO,
         &rows::take_rows_i32::INFO,
         &rows::take_rows_i64::INFO,
         &rows::take_rows_u32::INFO,
         &rows::take_rows_u64::INFO,
-        &topk::topk_first_f32::INFO,
-        &topk::topk_first_f64::INFO,
-        &topk::topk_merge_f32::INFO,
-        &topk::topk_merge_f64::INFO,
+        &topk::topk_first8_f32::INFO,
+        &topk::topk_first8_f64::INFO,
+        &topk::topk_merge8_f32::INFO,
+        &topk::topk_merge8_f64::INFO,
+        &topk::topk_first32_f32::INFO,
+        &topk::topk_first32_f64::INFO,
+        &topk::topk_merge32_f32::INFO,
+        &topk::topk_merge32_f64::INFO,
+        &topk::topk_first128_f32::INFO,
+        &topk::topk_first128_f64::INFO,
+        &topk::topk_merge128_f32::INFO,
+        &topk::topk_merge128_f64::INFO,
         &vote::vote_f32::INFO,
         &vote::vote_f64::INFO,
         &vote::mean_f32::INFO,

@@ -12,6 +12,9 @@
 //! reduced the same way, until one list per row is left. No shared memory, no atomics: the
 //! result does not depend on scheduling.
 //!
+//! Each kernel comes in three list lengths (8, 32 and 128 slots): a thread's list lives in
+//! local memory, so the smallest that holds `k` is launched (less to initialise and spill).
+//!
 //! Order: by distance, then by reference index (the smaller index wins a tie), on both
 //! backends. Empty list slots hold `(+inf, i64::MAX)`, which sort last.
 
@@ -21,8 +24,8 @@ use gpukit::prelude::*;
 pub const MAX_K: usize = 128;
 
 macro_rules! topk_kernels {
-    ($first:ident, $merge:ident, $t:ident) => {
-        /// Level 1: thread `t` takes row `t / parts` and its strand `t % parts`, and writes
+    ($first:ident, $merge:ident, $t:ident, $kmax:literal) => {
+        /// Level 1 (lists of `KMAX` slots, `k ≤ KMAX`): thread `t` takes row `t / parts` and its strand `t % parts`, and writes
         /// its `k` best `(distance, column)` pairs, sorted, to `out[t * k ..]`.
         #[kernel]
         pub(crate) fn $first(
@@ -34,7 +37,7 @@ macro_rules! topk_kernels {
             out_d: &mut [$t],
             out_i: &mut [i64],
         ) {
-            const KMAX: usize = 128;
+            const KMAX: usize = $kmax;
             let t = grid(1);
             let n = b.len();
             if t < a.len() * parts && k > 0 && k <= KMAX {
@@ -89,7 +92,7 @@ macro_rules! topk_kernels {
             out_d: &mut [$t],
             out_i: &mut [i64],
         ) {
-            const KMAX: usize = 128;
+            const KMAX: usize = $kmax;
             let t = grid(1);
             let rows = if m > 0 { in_d.len() / m } else { 0 };
             if t < rows * parts && k > 0 && k <= KMAX {
@@ -134,8 +137,12 @@ macro_rules! topk_kernels {
     };
 }
 
-topk_kernels!(topk_first_f32, topk_merge_f32, f32);
-topk_kernels!(topk_first_f64, topk_merge_f64, f64);
+topk_kernels!(topk_first8_f32, topk_merge8_f32, f32, 8);
+topk_kernels!(topk_first8_f64, topk_merge8_f64, f64, 8);
+topk_kernels!(topk_first32_f32, topk_merge32_f32, f32, 32);
+topk_kernels!(topk_first32_f64, topk_merge32_f64, f64, 32);
+topk_kernels!(topk_first128_f32, topk_merge128_f32, f32, 128);
+topk_kernels!(topk_first128_f64, topk_merge128_f64, f64, 128);
 
 /// How many strands a row of `m` candidates is cut into for `k`: each strand gets at least
 /// `max(16·k, 128)` candidates, and at most 1024 strands per row.

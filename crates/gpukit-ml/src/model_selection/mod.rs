@@ -173,6 +173,9 @@ pub(crate) fn split_indices(
     Ok((train, test))
 }
 
+/// `(x_train, x_test, y_train, y_test)`, as [`train_test_split`] returns them.
+pub type Split<T, L> = (Array<T>, Array<T>, Array<L>, Array<L>);
+
 /// Splits the rows of `x` (`(n, d)`, or any array split along its first axis) and `y`
 /// (`(n,)`) into `(x_train, x_test, y_train, y_test)`, on `x`'s and `y`'s devices.
 ///
@@ -186,7 +189,7 @@ pub fn train_test_split<T: Gather, L: Gather>(
     x: &Array<T>,
     y: &Array<L>,
     opts: SplitOptions,
-) -> Result<(Array<T>, Array<T>, Array<L>, Array<L>)> {
+) -> Result<Split<T, L>> {
     let n = x.shape().first().copied().unwrap_or(0);
     if y.ndim() != 1 || y.size() != n {
         return Err(MlError::Shape {

@@ -98,7 +98,10 @@ impl<T: MlFloat> Index<T> {
             ),
         };
         let queries = queries.as_ref().unwrap_or(q);
-        let row_bytes = self.n * std::mem::size_of::<T>();
+        // Per query row: its distances, and its level-1 candidates (a distance and an index
+        // per slot); both blocks stay under the cap.
+        let size = std::mem::size_of::<T>();
+        let row_bytes = (self.n * size).max(strands(self.n, k) * k * (size + 8));
         let per_batch = (cap / row_bytes.max(1)).clamp(1, m.max(1));
         let mut dists = Vec::new();
         let mut idxs = Vec::new();
