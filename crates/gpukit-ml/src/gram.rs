@@ -114,7 +114,10 @@ fn cuda_t_matmul<T: LinalgFloat>(
     if dims.iter().any(|&v| v > i32::MAX as usize) {
         return Err(MlError::Shape {
             what: "t_matmul",
-            detail: format!("cuBLAS takes at most {} rows or columns, got {dims:?}", i32::MAX),
+            detail: format!(
+                "cuBLAS takes at most {} rows or columns, got {dims:?}",
+                i32::MAX
+            ),
         });
     }
     let device = a.device();
@@ -185,11 +188,20 @@ mod tests {
         let a = Array::from_vec_on(vec![1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], [3, 2], &cpu).unwrap();
         let b = Array::from_vec_on(vec![1.0f64, 0.0, 2.0, 1.0, 1.0, 3.0], [3, 2], &cpu).unwrap();
         // aᵀ·b = [[1+6+5, 0+3+15], [2+8+6, 0+4+18]]
-        assert_eq!(t_matmul(&a, &b).unwrap().to_vec().unwrap(), vec![12.0, 18.0, 16.0, 22.0]);
-        assert_eq!(gram(&a).unwrap().to_vec().unwrap(), vec![35.0, 44.0, 44.0, 56.0]);
+        assert_eq!(
+            t_matmul(&a, &b).unwrap().to_vec().unwrap(),
+            vec![12.0, 18.0, 16.0, 22.0]
+        );
+        assert_eq!(
+            gram(&a).unwrap().to_vec().unwrap(),
+            vec![35.0, 44.0, 44.0, 56.0]
+        );
         let empty = Array::<f32>::zeros_on([0, 3], &cpu).unwrap();
         assert_eq!(gram(&empty).unwrap().to_vec().unwrap(), vec![0.0; 9]);
         let c = Array::<f64>::zeros_on([2, 2], &cpu).unwrap();
-        assert!(t_matmul(&a, &c).unwrap_err().to_string().contains("same number of rows"));
+        assert!(t_matmul(&a, &c)
+            .unwrap_err()
+            .to_string()
+            .contains("same number of rows"));
     }
 }

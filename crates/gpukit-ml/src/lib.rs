@@ -57,7 +57,7 @@
 //! Models (each uses the modules above, none another model):
 //! - [`linear_model`]: [`LinearRegression`], [`Ridge`] (normal equations),
 //!   [`LogisticRegression`] (Newton's method).
-//! - [`decomposition`]: [`PCA`].
+//! - [`decomposition`]: principal component analysis, [`PCA`].
 //!
 //! Interop: `linfa` (feature `linfa`): linfa `Dataset`s in and out; with feature `linfa-tests`
 //! the tests also compare the models with linfa's (`tests_linfa`).
@@ -95,8 +95,8 @@ pub mod preprocessing;
 pub mod cluster;
 pub mod neighbors;
 
-pub use error::{MlError, Result};
 pub use decomposition::PCA;
+pub use error::{MlError, Result};
 pub use float::{Gather, MlFloat};
 pub use gram::LinalgFloat;
 pub use input::{Features, Targets};

@@ -131,13 +131,17 @@ mod tests {
         assert_eq!(back.targets, nd::array![7i64, 8]);
         // a transposed (non-C-order) view converts in logical order
         let t = ds.records.t().to_owned();
-        let (xt, _) = from_linfa_on(&::linfa::Dataset::new(t, nd::array![0i64, 1, 2]), &cpu).unwrap();
+        let (xt, _) =
+            from_linfa_on(&::linfa::Dataset::new(t, nd::array![0i64, 1, 2]), &cpu).unwrap();
         assert_eq!(xt.to_vec().unwrap(), vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
     }
 
     #[test]
     fn bad_shapes_are_errors() {
-        let ds = ::linfa::Dataset::new(nd::array![[1.0f64], [2.0]], nd::array![[1.0f64, 2.0], [3.0, 4.0]]);
+        let ds = ::linfa::Dataset::new(
+            nd::array![[1.0f64], [2.0]],
+            nd::array![[1.0f64, 2.0], [3.0, 4.0]],
+        );
         let e = from_linfa_on(&ds, &Device::Cpu).unwrap_err().to_string();
         assert!(e.contains("one value per sample"), "{e}");
         let x = Array::<f64>::zeros_on([3, 2], &Device::Cpu).unwrap();

@@ -84,7 +84,10 @@ pub(crate) fn prediction_features<'a, T: Float>(
 }
 
 /// `a` on `device` (borrowed when it is already there).
-pub(crate) fn on_device<'a, T: Element>(a: &'a Array<T>, device: &Device) -> Result<Cow<'a, Array<T>>> {
+pub(crate) fn on_device<'a, T: Element>(
+    a: &'a Array<T>,
+    device: &Device,
+) -> Result<Cow<'a, Array<T>>> {
     if a.device() == *device {
         Ok(Cow::Borrowed(a))
     } else {

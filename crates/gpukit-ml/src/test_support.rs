@@ -17,12 +17,21 @@ pub(crate) fn uniform(r: &mut StdRng, n: usize) -> Vec<f64> {
 
 /// A host vector as a CPU array of `T` with `shape`.
 pub(crate) fn cpu_array<T: Element>(v: &[f64], shape: &[usize]) -> Array<T> {
-    Array::from_vec_on(v.iter().map(|&x| T::from_f64(x)).collect(), shape, &Device::Cpu).unwrap()
+    Array::from_vec_on(
+        v.iter().map(|&x| T::from_f64(x)).collect(),
+        shape,
+        &Device::Cpu,
+    )
+    .unwrap()
 }
 
 /// An array's values as `f64`.
 pub(crate) fn host<T: Element>(a: &Array<T>) -> Vec<f64> {
-    a.to_vec().unwrap().into_iter().map(|v| v.to_f64()).collect()
+    a.to_vec()
+        .unwrap()
+        .into_iter()
+        .map(|v| v.to_f64())
+        .collect()
 }
 
 /// Solves the `k x k` system `a x = b` (row-major) by Gaussian elimination with partial pivoting.
@@ -39,10 +48,11 @@ pub(crate) fn solve(a: &[f64], b: &[f64], k: usize) -> Vec<f64> {
             .max_by(|&i, &j| m[i][c].abs().total_cmp(&m[j][c].abs()))
             .unwrap();
         m.swap(c, p);
-        for r in c + 1..k {
-            let f = m[r][c] / m[c][c];
-            for j in c..=k {
-                m[r][j] -= f * m[c][j];
+        let pivot = m[c].clone();
+        for row in m.iter_mut().skip(c + 1) {
+            let f = row[c] / pivot[c];
+            for (v, p) in row.iter_mut().zip(&pivot).skip(c) {
+                *v -= f * p;
             }
         }
     }

@@ -16,10 +16,10 @@
 use gpukit::linalg::{eigh, svd};
 use gpukit::{Array, Element};
 
-use crate::prepare::{on_device, prediction_features, training_features};
 use crate::error::{MlError, Result};
 use crate::gram::{gram, LinalgFloat};
 use crate::input::Features;
+use crate::prepare::{on_device, prediction_features, training_features};
 
 /// What `fit` learns.
 #[derive(Debug)]
@@ -134,7 +134,12 @@ impl<T: LinalgFloat> PCA<T> {
             };
             let e = eigh(&g)?;
             let vals: Vec<f64> = e.eigenvalues.to_vec()?.iter().map(|v| v.to_f64()).collect();
-            let vecs: Vec<f64> = e.eigenvectors.to_vec()?.iter().map(|v| v.to_f64()).collect();
+            let vecs: Vec<f64> = e
+                .eigenvectors
+                .to_vec()?
+                .iter()
+                .map(|v| v.to_f64())
+                .collect();
             // Ascending -> descending: column d-1-i of the eigenvectors.
             let mut dirs = vec![0.0; d * d];
             for row in 0..d {
@@ -255,7 +260,13 @@ impl<T: LinalgFloat> PCA<T> {
         } else {
             z
         };
-        Ok(gpukit::linalg::matmul_add(&z, &c, &mean, <T as Element>::one(), <T as Element>::one())?)
+        Ok(gpukit::linalg::matmul_add(
+            &z,
+            &c,
+            &mean,
+            <T as Element>::one(),
+            <T as Element>::one(),
+        )?)
     }
 
     /// The principal axes, `(n_components, n_features)`, one unit vector per row, by

@@ -16,7 +16,9 @@ fn data(seed: u64, n: usize, d: usize) -> Vec<f64> {
     (0..n * d)
         .map(|idx| {
             let (i, j) = (idx / d, idx % d);
-            let v: f64 = (0..d).map(|l| z[i * d + l] * mix[l * d + j] * (1.0 + l as f64)).sum();
+            let v: f64 = (0..d)
+                .map(|l| z[i * d + l] * mix[l * d + j] * (1.0 + l as f64))
+                .sum();
             v + 10.0 * j as f64
         })
         .collect()
@@ -24,12 +26,15 @@ fn data(seed: u64, n: usize, d: usize) -> Vec<f64> {
 
 /// (components as rows, variances, total variance, mean) of the reference PCA.
 fn reference(x: &[f64], n: usize, d: usize) -> (Vec<Vec<f64>>, Vec<f64>, f64, Vec<f64>) {
-    let mean: Vec<f64> = (0..d).map(|j| (0..n).map(|i| x[i * d + j]).sum::<f64>() / n as f64).collect();
+    let mean: Vec<f64> = (0..d)
+        .map(|j| (0..n).map(|i| x[i * d + j]).sum::<f64>() / n as f64)
+        .collect();
     let mut cov = vec![0.0; d * d];
     for i in 0..n {
         for a in 0..d {
             for b in 0..d {
-                cov[a * d + b] += (x[i * d + a] - mean[a]) * (x[i * d + b] - mean[b]) / (n - 1) as f64;
+                cov[a * d + b] +=
+                    (x[i * d + a] - mean[a]) * (x[i * d + b] - mean[b]) / (n - 1) as f64;
             }
         }
     }
@@ -53,13 +58,19 @@ fn check_pca<T: LinalgFloat>(n: usize, d: usize, k: usize, tol: f64) {
     let comps = host(pca.components().unwrap());
     assert_eq!(pca.components().unwrap().shape(), &[k, d]);
     for i in 0..k {
-        assert!(max_diff(&comps[i * d..(i + 1) * d], &vecs[i]) < tol, "component {i} ({n}x{d})");
+        assert!(
+            max_diff(&comps[i * d..(i + 1) * d], &vecs[i]) < tol,
+            "component {i} ({n}x{d})"
+        );
     }
     let ev = host(pca.explained_variance().unwrap());
     assert!(max_diff(&ev, &vals[..k]) < tol * vals[0], "{ev:?} {vals:?}");
     let ratio: Vec<f64> = vals[..k].iter().map(|v| v / total).collect();
     assert!(max_diff(&host(pca.explained_variance_ratio().unwrap()), &ratio) < tol);
-    let sv: Vec<f64> = vals[..k].iter().map(|v| (v * (n - 1) as f64).sqrt()).collect();
+    let sv: Vec<f64> = vals[..k]
+        .iter()
+        .map(|v| (v * (n - 1) as f64).sqrt())
+        .collect();
     assert!(max_diff(&host(pca.singular_values().unwrap()), &sv) < tol * sv[0]);
     assert!(max_diff(&host(pca.mean().unwrap()), &mean) < tol * 10.0);
     // transform = centered data times the reference components
@@ -109,14 +120,26 @@ fn pca_rejects_bad_input() {
     let cpu = Device::Cpu;
     let x = Array::from_vec_on(vec![1.0f64, 2.0, 3.0, 4.0, 5.0, 7.0], [3, 2], &cpu).unwrap();
     let pca = PCA::<f64>::new();
-    assert!(matches!(pca.transform(&x), Err(MlError::NotFitted { model: "PCA" })));
+    assert!(matches!(
+        pca.transform(&x),
+        Err(MlError::NotFitted { model: "PCA" })
+    ));
     let mut pca = PCA::<f64>::new().n_components(3);
     let e = pca.fit(&x).unwrap_err().to_string();
-    assert!(e.contains("n_components") && e.contains("= 2, got 3"), "{e}");
+    assert!(
+        e.contains("n_components") && e.contains("= 2, got 3"),
+        "{e}"
+    );
     let one = Array::from_vec_on(vec![1.0f64, 2.0], [1, 2], &cpu).unwrap();
-    assert!(matches!(PCA::<f64>::new().fit(&one), Err(MlError::Shape { .. })));
+    assert!(matches!(
+        PCA::<f64>::new().fit(&one),
+        Err(MlError::Shape { .. })
+    ));
     let nan = Array::from_vec_on(vec![1.0f64, f64::NAN, 3.0, 4.0], [2, 2], &cpu).unwrap();
-    assert!(matches!(PCA::<f64>::new().fit(&nan), Err(MlError::NonFinite { .. })));
+    assert!(matches!(
+        PCA::<f64>::new().fit(&nan),
+        Err(MlError::NonFinite { .. })
+    ));
     let mut pca = PCA::<f64>::new().n_components(1);
     pca.fit(&x).unwrap();
     let wide = Array::<f64>::zeros_on([2, 3], &cpu).unwrap();

@@ -25,9 +25,7 @@ pub(crate) fn classes(y: &Array<i64>) -> Result<Array<i64>> {
         return Ok(sorted);
     }
     let device = sorted.device();
-    let changed = sorted
-        .slice(s![1..n])?
-        .ne(&sorted.slice(s![0..n - 1])?)?;
+    let changed = sorted.slice(s![1..n])?.ne(&sorted.slice(s![0..n - 1])?)?;
     let first = Array::from_vec_on(vec![true], 1, &device)?;
     let keep = concatenate(&[first.view(), changed.view()], 0)?;
     Ok(sorted.masked(&keep)?)

@@ -22,12 +22,12 @@ use gpukit::linalg::{lstsq, solve};
 use gpukit::{Array, Element};
 
 use super::scores::r2;
-use crate::prepare::{
-    check_finite_targets, on_device, prediction_features, training_features, training_targets,
-};
 use crate::error::{MlError, Result};
 use crate::gram::{gram, t_matmul, LinalgFloat};
 use crate::input::{Features, Targets};
+use crate::prepare::{
+    check_finite_targets, on_device, prediction_features, training_features, training_targets,
+};
 
 /// The learned parameters of a linear regression.
 #[derive(Debug)]
@@ -99,7 +99,13 @@ impl<T: LinalgFloat> LinearFit<T> {
             return Ok(Array::zeros_on([0], &device)?);
         }
         let bias = Array::full_on((), self.intercept, &device)?;
-        Ok(gpukit::linalg::matmul_add(&x, &coef, &bias, <T as Element>::one(), <T as Element>::one())?)
+        Ok(gpukit::linalg::matmul_add(
+            &x,
+            &coef,
+            &bias,
+            <T as Element>::one(),
+            <T as Element>::one(),
+        )?)
     }
 
     fn score(

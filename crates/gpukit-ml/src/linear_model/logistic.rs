@@ -8,13 +8,13 @@
 
 use gpukit::{concatenate, s, Array, Element};
 
-use super::scores::accuracy;
-use crate::prepare::{on_device, prediction_features, training_features, training_targets};
 use super::labels::{classes, one_hot, take};
 use super::newton::{minimise, Problem};
+use super::scores::accuracy;
 use crate::error::{MlError, Result};
 use crate::gram::LinalgFloat;
 use crate::input::{Features, Targets};
+use crate::prepare::{on_device, prediction_features, training_features, training_targets};
 
 /// The learned parameters.
 #[derive(Debug)]
@@ -239,7 +239,13 @@ impl<T: LinalgFloat> LogisticRegression<T> {
         }
         let coef_t = on_device(&fit.coef_t, &device)?;
         let intercept = on_device(&fit.intercept, &device)?;
-        Ok(gpukit::linalg::matmul_add(&x, &coef_t, &intercept, <T as Element>::one(), <T as Element>::one())?)
+        Ok(gpukit::linalg::matmul_add(
+            &x,
+            &coef_t,
+            &intercept,
+            <T as Element>::one(),
+            <T as Element>::one(),
+        )?)
     }
 
     /// The predicted class of each row of `x`, on `x`'s device.
@@ -248,7 +254,9 @@ impl<T: LinalgFloat> LogisticRegression<T> {
         let z = self.scores("LogisticRegression::predict", x)?;
         let n = z.shape()[0];
         let idx = if fit.intercept.len() == 1 {
-            z.gt(<T as Element>::zero())?.astype::<i64>()?.into_shape([n])?
+            z.gt(<T as Element>::zero())?
+                .astype::<i64>()?
+                .into_shape([n])?
         } else {
             z.argmax_axis(1)?
         };

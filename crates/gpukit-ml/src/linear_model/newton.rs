@@ -89,7 +89,10 @@ impl<T: LinalgFloat> Problem<'_, T> {
         if self.m() == 1 {
             // softplus(z) = max(z, 0) + ln(1 + e^-|z|), computed without overflow.
             let e = z.abs()?.neg()?.exp()?;
-            let sp = (z.clip(<T as Element>::zero(), <T as Element>::from_f64(f64::INFINITY))? + &(e + <T as Element>::one())?.ln()?)?;
+            let sp = (z.clip(
+                <T as Element>::zero(),
+                <T as Element>::from_f64(f64::INFINITY),
+            )? + &(e + <T as Element>::one())?.ln()?)?;
             let total = sp.sum()?.to_f64() - tz;
             let p = if want_p {
                 // sigmoid(z) = (1 + tanh(z / 2)) / 2
@@ -193,8 +196,16 @@ impl<T: LinalgFloat> Problem<'_, T> {
     fn step(&self, g: &[f64], h: &[f64]) -> Result<Vec<f64>> {
         let pm = g.len();
         let dev = self.device();
-        let ha = Array::from_vec_on(h.iter().map(|&v| <T as Element>::from_f64(v)).collect(), [pm, pm], &dev)?;
-        let rhs = Array::from_vec_on(g.iter().map(|&v| <T as Element>::from_f64(-v)).collect(), [pm, 1], &dev)?;
+        let ha = Array::from_vec_on(
+            h.iter().map(|&v| <T as Element>::from_f64(v)).collect(),
+            [pm, pm],
+            &dev,
+        )?;
+        let rhs = Array::from_vec_on(
+            g.iter().map(|&v| <T as Element>::from_f64(-v)).collect(),
+            [pm, 1],
+            &dev,
+        )?;
         Ok(solve(&ha, &rhs)?
             .to_vec()?
             .into_iter()
@@ -220,7 +231,7 @@ pub(crate) fn minimise<T: LinalgFloat>(
         }
         let delta = problem.step(&g, &h)?;
         let slope: f64 = g.iter().zip(&delta).map(|(a, b)| a * b).sum();
-        if !(slope < 0.0) {
+        if slope.is_nan() || slope >= 0.0 {
             break; // no descent direction left within rounding
         }
         let mut t = 1.0f64;

@@ -1,7 +1,7 @@
 //! The linear models on the CPU backend against references written here in `f64`: normal
 //! equations by Gaussian elimination for the regressions; for the logistic regression the
-//! gradient of scikit-learn's objective at the fitted optimum (≈ 0), and a plain gradient
-//! descent with backtracking run to convergence.
+//! gradient of scikit-learn's objective at the fitted optimum (≈ 0), and a plain Newton method
+//! with the Hessian summed sample by sample on the host.
 
 use gpukit::{Array, Device};
 
@@ -27,11 +27,28 @@ fn regression_data(seed: u64, n: usize, d: usize) -> (Vec<f64>, Vec<f64>) {
 }
 
 /// The reference ridge solution (alpha 0: least squares) with an optional intercept.
-fn reference_ridge(x: &[f64], y: &[f64], n: usize, d: usize, alpha: f64, icpt: bool) -> (Vec<f64>, f64) {
+fn reference_ridge(
+    x: &[f64],
+    y: &[f64],
+    n: usize,
+    d: usize,
+    alpha: f64,
+    icpt: bool,
+) -> (Vec<f64>, f64) {
     let xm: Vec<f64> = (0..d)
-        .map(|j| if icpt { (0..n).map(|i| x[i * d + j]).sum::<f64>() / n as f64 } else { 0.0 })
+        .map(|j| {
+            if icpt {
+                (0..n).map(|i| x[i * d + j]).sum::<f64>() / n as f64
+            } else {
+                0.0
+            }
+        })
         .collect();
-    let ym = if icpt { y.iter().sum::<f64>() / n as f64 } else { 0.0 };
+    let ym = if icpt {
+        y.iter().sum::<f64>() / n as f64
+    } else {
+        0.0
+    };
     let mut g = vec![0.0; d * d];
     let mut b = vec![0.0; d];
     for i in 0..n {
@@ -60,13 +77,19 @@ fn check_regression<T: LinalgFloat>(tol: f64) {
         let mut ols = LinearRegression::<T>::new().fit_intercept(icpt);
         ols.fit(&x, &y).unwrap();
         let (w, b) = reference_ridge(&xv, &yv, n, d, 0.0, icpt);
-        assert!(max_diff(&host(ols.coef().unwrap()), &w) < tol, "ols coef, intercept {icpt}");
+        assert!(
+            max_diff(&host(ols.coef().unwrap()), &w) < tol,
+            "ols coef, intercept {icpt}"
+        );
         assert!((ols.intercept().unwrap().to_f64() - b).abs() < tol * 10.0);
         for alpha in [0.5, 50.0] {
             let mut ridge = Ridge::<T>::new().alpha(alpha).fit_intercept(icpt);
             ridge.fit(&x, &y).unwrap();
             let (w, b) = reference_ridge(&xv, &yv, n, d, alpha, icpt);
-            assert!(max_diff(&host(ridge.coef().unwrap()), &w) < tol, "ridge {alpha} {icpt}");
+            assert!(
+                max_diff(&host(ridge.coef().unwrap()), &w) < tol,
+                "ridge {alpha} {icpt}"
+            );
             assert!((ridge.intercept().unwrap().to_f64() - b).abs() < tol * 10.0);
             // predictions and R² against the host formulas
             let pred = host(&ridge.predict(&x).unwrap());
@@ -82,7 +105,6 @@ fn check_regression<T: LinalgFloat>(tol: f64) {
         }
     }
 }
-
 
 #[test]
 fn regressions_match_the_normal_equations_f64() {
@@ -101,16 +123,30 @@ fn least_squares_on_collinear_columns_is_the_minimum_norm_solution() {
     let n = 50;
     let mut r = rng(3);
     let a = uniform(&mut r, n * 2);
-    let x: Vec<f64> = (0..n).flat_map(|i| [a[2 * i], a[2 * i + 1], a[2 * i] + a[2 * i + 1]]).collect();
-    let y: Vec<f64> = (0..n).map(|i| 1.0 + 2.0 * a[2 * i] - a[2 * i + 1]).collect();
+    let x: Vec<f64> = (0..n)
+        .flat_map(|i| [a[2 * i], a[2 * i + 1], a[2 * i] + a[2 * i + 1]])
+        .collect();
+    let y: Vec<f64> = (0..n)
+        .map(|i| 1.0 + 2.0 * a[2 * i] - a[2 * i + 1])
+        .collect();
     let mut m = LinearRegression::<f64>::new();
-    m.fit(&cpu_array::<f64>(&x, &[n, 3]), &cpu_array::<f64>(&y, &[n])).unwrap();
+    m.fit(&cpu_array::<f64>(&x, &[n, 3]), &cpu_array::<f64>(&y, &[n]))
+        .unwrap();
     let w = host(m.coef().unwrap());
     assert!((w[0] + w[1] - w[2]).abs() < 1e-6, "{w:?}");
     // w0 + w2 = 2, w1 + w2 = -1 with w2 = w0 + w1 ... the minimum norm: w = (5/3, -4/3, 1/3)
-    assert!(max_diff(&w, &[5.0 / 3.0, -4.0 / 3.0, 1.0 / 3.0]) < 1e-6, "{w:?}");
+    assert!(
+        max_diff(&w, &[5.0 / 3.0, -4.0 / 3.0, 1.0 / 3.0]) < 1e-6,
+        "{w:?}"
+    );
     assert!((m.intercept().unwrap() - 1.0).abs() < 1e-6);
-    assert!((m.score(&cpu_array::<f64>(&x, &[n, 3]), &cpu_array::<f64>(&y, &[n])).unwrap() - 1.0).abs() < 1e-9);
+    assert!(
+        (m.score(&cpu_array::<f64>(&x, &[n, 3]), &cpu_array::<f64>(&y, &[n]))
+            .unwrap()
+            - 1.0)
+            .abs()
+            < 1e-9
+    );
 }
 
 #[test]
@@ -130,18 +166,34 @@ fn regressions_reject_bad_input() {
     let x = Array::from_vec_on(vec![1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], [3, 2], &cpu).unwrap();
     let y = Array::from_vec_on(vec![1.0f64, 2.0, 3.0], 3, &cpu).unwrap();
     let m = Ridge::<f64>::new();
-    assert!(matches!(m.predict(&x), Err(MlError::NotFitted { model: "Ridge" })));
+    assert!(matches!(
+        m.predict(&x),
+        Err(MlError::NotFitted { model: "Ridge" })
+    ));
     assert!(matches!(m.coef(), Err(MlError::NotFitted { .. })));
     let mut m = Ridge::<f64>::new().alpha(-1.0);
-    assert!(matches!(m.fit(&x, &y), Err(MlError::Parameter { name: "alpha", .. })));
+    assert!(matches!(
+        m.fit(&x, &y),
+        Err(MlError::Parameter { name: "alpha", .. })
+    ));
     let mut m = LinearRegression::<f64>::new();
     let short = Array::from_vec_on(vec![1.0f64, 2.0], 2, &cpu).unwrap();
     let e = m.fit(&x, &short).unwrap_err().to_string();
     assert!(e.contains("3 rows") && e.contains("2"), "{e}");
     let nan = Array::from_vec_on(vec![1.0f64, 2.0, f64::NAN, 4.0, 5.0, 6.0], [3, 2], &cpu).unwrap();
-    assert!(matches!(m.fit(&nan, &y), Err(MlError::NonFinite { row: 1, column: 0, .. })));
+    assert!(matches!(
+        m.fit(&nan, &y),
+        Err(MlError::NonFinite {
+            row: 1,
+            column: 0,
+            ..
+        })
+    ));
     let ynan = Array::from_vec_on(vec![1.0f64, f64::INFINITY, 3.0], 3, &cpu).unwrap();
-    assert!(matches!(m.fit(&x, &ynan), Err(MlError::NonFinite { row: 1, .. })));
+    assert!(matches!(
+        m.fit(&x, &ynan),
+        Err(MlError::NonFinite { row: 1, .. })
+    ));
     let empty = Array::<f64>::zeros_on([0, 2], &cpu).unwrap();
     let y0 = Array::<f64>::zeros_on([0], &cpu).unwrap();
     assert!(matches!(m.fit(&empty, &y0), Err(MlError::Shape { .. })));
@@ -179,13 +231,23 @@ fn classification_data(seed: u64, n: usize, d: usize, labels: &[i64]) -> (Vec<f6
 
 /// Scikit-learn's objective divided by `C n` (see `newton.rs`), for parameters `w` `(p, m)`
 /// (intercept row last), with its gradient, computed per sample on the host.
-fn objective(x: &[f64], t: &[Vec<f64>], n: usize, d: usize, m: usize, c: f64, w: &[f64]) -> (f64, Vec<f64>) {
+fn objective(
+    x: &[f64],
+    t: &[Vec<f64>],
+    n: usize,
+    d: usize,
+    m: usize,
+    c: f64,
+    w: &[f64],
+) -> (f64, Vec<f64>) {
     let p = d + 1;
     let mut f = 0.0;
     let mut g = vec![0.0; p * m];
     for i in 0..n {
         let xi = |j: usize| if j < d { x[i * d + j] } else { 1.0 };
-        let z: Vec<f64> = (0..m).map(|k| (0..p).map(|j| xi(j) * w[j * m + k]).sum()).collect();
+        let z: Vec<f64> = (0..m)
+            .map(|k| (0..p).map(|j| xi(j) * w[j * m + k]).sum())
+            .collect();
         let (loss, prob): (f64, Vec<f64>) = if m == 1 {
             let s = 1.0 / (1.0 + (-z[0]).exp());
             ((1.0 + z[0].exp()).ln() - t[i][0] * z[0], vec![s])
@@ -211,32 +273,88 @@ fn objective(x: &[f64], t: &[Vec<f64>], n: usize, d: usize, m: usize, c: f64, w:
     (f, g)
 }
 
-/// Gradient descent from zero with Barzilai-Borwein step lengths and an Armijo backtracking
-/// safeguard: a different optimiser from the Newton method under test.
-fn reference_descent(x: &[f64], t: &[Vec<f64>], n: usize, d: usize, m: usize, c: f64) -> Vec<f64> {
-    let mut w = vec![0.0; (d + 1) * m];
-    let (mut f, mut g) = objective(x, t, n, d, m, c, &w);
-    let mut step = 1.0;
-    for _ in 0..5_000 {
-        let gg: f64 = g.iter().map(|v| v * v).sum();
-        if gg.sqrt() < 1e-12 {
+/// A plain Newton method on the host: the Hessian summed sample by sample
+/// (`xᵢxᵢᵀ ⊗ (diag(pᵢ) - pᵢpᵢᵀ)`), Gaussian elimination, halving steps. For the softmax with
+/// intercepts it adds `½(Σ_k b_k)²`, zero at scikit-learn's optimum, which singles it out.
+fn reference_newton(x: &[f64], t: &[Vec<f64>], n: usize, d: usize, m: usize, c: f64) -> Vec<f64> {
+    let p = d + 1;
+    let pm = p * m;
+    let sum_term = m > 1;
+    let full = |w: &[f64]| {
+        let (mut f, mut g) = objective(x, t, n, d, m, c, w);
+        if sum_term {
+            let sb: f64 = w[d * m..].iter().sum();
+            f += 0.5 * sb * sb;
+            g[d * m..].iter_mut().for_each(|v| *v += sb);
+        }
+        (f, g)
+    };
+    let mut w = vec![0.0; pm];
+    for _ in 0..100 {
+        let (f, g) = full(&w);
+        if g.iter().fold(0.0f64, |a, v| a.max(v.abs())) < 1e-13 {
             break;
         }
-        let mut s = step;
-        let (w2, f2, g2) = loop {
-            let trial: Vec<f64> = w.iter().zip(&g).map(|(a, b)| a - s * b).collect();
-            let (ft, gt) = objective(x, t, n, d, m, c, &trial);
-            if ft <= f - 1e-4 * s * gg || s < 1e-14 {
-                break (trial, ft, gt);
+        let mut h = vec![0.0; pm * pm];
+        for i in 0..n {
+            let xi = |j: usize| if j < d { x[i * d + j] } else { 1.0 };
+            let z: Vec<f64> = (0..m)
+                .map(|k| (0..p).map(|j| xi(j) * w[j * m + k]).sum())
+                .collect();
+            let (pr, dp): (Vec<f64>, Vec<Vec<f64>>) = if m == 1 {
+                let s = 1.0 / (1.0 + (-z[0]).exp());
+                (vec![s], vec![vec![s * (1.0 - s)]])
+            } else {
+                let mx = z.iter().cloned().fold(f64::MIN, f64::max);
+                let se: f64 = z.iter().map(|v| (v - mx).exp()).sum();
+                let pr: Vec<f64> = z.iter().map(|v| (v - mx).exp() / se).collect();
+                let dp = (0..m)
+                    .map(|k| {
+                        (0..m)
+                            .map(|q| if k == q { pr[k] } else { 0.0 } - pr[k] * pr[q])
+                            .collect()
+                    })
+                    .collect();
+                (pr, dp)
+            };
+            let _ = pr;
+            for j in 0..p {
+                for l in 0..p {
+                    let xx = xi(j) * xi(l) / n as f64;
+                    for k in 0..m {
+                        for q in 0..m {
+                            h[(j * m + k) * pm + l * m + q] += xx * dp[k][q];
+                        }
+                    }
+                }
+            }
+        }
+        let inv = 1.0 / (c * n as f64);
+        for i in 0..d * m {
+            h[i * pm + i] += inv;
+        }
+        if sum_term {
+            for k in 0..m {
+                for q in 0..m {
+                    h[(d * m + k) * pm + d * m + q] += 1.0;
+                }
+            }
+        }
+        let neg: Vec<f64> = g.iter().map(|v| -v).collect();
+        let delta = solve(&h, &neg, pm);
+        let slope: f64 = g.iter().zip(&delta).map(|(a, b)| a * b).sum();
+        let mut s = 1.0;
+        loop {
+            let trial: Vec<f64> = w.iter().zip(&delta).map(|(a, b)| a + s * b).collect();
+            if full(&trial).0 <= f + 1e-4 * s * slope {
+                w = trial;
+                break;
             }
             s *= 0.5;
-        };
-        let dw: Vec<f64> = w2.iter().zip(&w).map(|(a, b)| a - b).collect();
-        let dg: Vec<f64> = g2.iter().zip(&g).map(|(a, b)| a - b).collect();
-        let sy: f64 = dw.iter().zip(&dg).map(|(a, b)| a * b).sum();
-        let ss: f64 = dw.iter().map(|a| a * a).sum();
-        step = if sy > 0.0 { ss / sy } else { 1.0 };
-        (w, f, g) = (w2, f2, g2);
+            if s < 1e-10 {
+                return w;
+            }
+        }
     }
     w
 }
@@ -278,10 +396,13 @@ fn check_logistic<T: LinalgFloat>(labels: &[i64], c: f64, tol: f64) {
     let gmax = g.iter().fold(0.0f64, |a, v| a.max(v.abs()));
     assert!(gmax < tol, "gradient at the fit: {gmax}");
     // the same optimum as a different optimiser
-    let reference = reference_descent(&xv, &t, n, d, m, c);
+    let reference = reference_newton(&xv, &t, n, d, m, c);
     assert!(max_diff(&w, &reference) < tol * 1e3, "{w:?}\n{reference:?}");
     if m > 1 {
-        assert!(icpt.iter().sum::<f64>().abs() < tol * 1e3, "intercepts sum to zero");
+        assert!(
+            icpt.iter().sum::<f64>().abs() < tol * 1e3,
+            "intercepts sum to zero"
+        );
     }
     // probabilities, predictions and the score agree with each other and the host
     let proba = host(&model.predict_proba(&x).unwrap());
@@ -320,7 +441,9 @@ fn logistic_regression_without_intercept() {
     let (xv, yv) = classification_data(5, n, d, &[0, 1, 2]);
     let x = cpu_array::<f64>(&xv, &[n, d]);
     let y = Array::from_vec_on(yv, n, &Device::Cpu).unwrap();
-    let mut m = LogisticRegression::<f64>::new().fit_intercept(false).tol(1e-10);
+    let mut m = LogisticRegression::<f64>::new()
+        .fit_intercept(false)
+        .tol(1e-10);
     m.fit(&x, &y).unwrap();
     assert_eq!(host(m.intercept().unwrap()), vec![0.0; 3]);
     // the coefficients of the classes sum to zero (the penalty's choice)
@@ -341,7 +464,10 @@ fn logistic_regression_rejects_bad_input() {
     assert!(e.contains("at least two classes"), "{e}");
     let mut bad = LogisticRegression::<f64>::new().c(0.0);
     let y2 = Array::from_vec_on(vec![0i64, 1, 1], 3, &cpu).unwrap();
-    assert!(matches!(bad.fit(&x, &y2), Err(MlError::Parameter { name: "c", .. })));
+    assert!(matches!(
+        bad.fit(&x, &y2),
+        Err(MlError::Parameter { name: "c", .. })
+    ));
     let short = Array::from_vec_on(vec![0i64, 1], 2, &cpu).unwrap();
     assert!(matches!(m.fit(&x, &short), Err(MlError::Shape { .. })));
     m.fit(&x, &y2).unwrap();
