@@ -15,6 +15,13 @@
 //!                                    the frame rows (issue 17) on the GPU (--dry-run: the CPU
 //!                                    backend); benches/polars_twin.py is the Polars side
 //! gpukit-bench frame --write-csv PATH --rows N   writes the pageview CSV both sides read
+//! gpukit-bench ml [--side gpukit|linfa] [--knn-refs N] [--knn-queries Q] [--kmeans-rows N]
+//!                 [--ridge-rows N] [--only knn,kmeans,ridge] [--preds PATH] [--warmup N]
+//!                 [--reps N] [--dry-run]
+//!                                    the ML rows (issue 18): gpukit-ml on the GPU (--dry-run: the
+//!                                    CPU backend, small sizes), or linfa on the CPU (a build with
+//!                                    --features linfa; exit 3 without); benches/sklearn_twin.py
+//!                                    is scikit-learn's side
 //! ```
 //!
 //! Each row is printed as one JSON line on stdout (progress on stderr). benches/run.sh runs the GPU
@@ -32,6 +39,10 @@ mod frame_rows;
 mod gpu;
 mod json;
 mod kernels;
+mod ml_data;
+#[cfg(feature = "linfa")]
+mod ml_linfa;
+mod ml_rows;
 mod random_row;
 mod rawcuda;
 mod sort_rows;
@@ -43,9 +54,11 @@ use gpukit::prelude::*;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-const USAGE: &str = "usage: gpukit-bench gpu|ceilings|cpu|diag|frame [--warmup N] [--reps N] \
+const USAGE: &str = "usage: gpukit-bench gpu|ceilings|cpu|diag|frame|ml [--warmup N] [--reps N] \
                      [--n N] [--only S] [--sizes-gib 1,2,4] [--rows N] [--csv PATH] \
-                     [--digests PATH] [--write-csv PATH] [--read-reps N] [--dry-run]";
+                     [--digests PATH] [--write-csv PATH] [--read-reps N] [--side gpukit|linfa] \
+                     [--knn-refs N] [--knn-queries N] [--kmeans-rows N] [--ridge-rows N] \
+                     [--preds PATH] [--dry-run]";
 
 #[derive(Debug)]
 struct Args {
@@ -62,6 +75,16 @@ struct Args {
     digests: Option<String>,
     write_csv: Option<String>,
     read_reps: usize,
+    /// ML mode: the side (gpukit or linfa), sizes, where the KNN predictions go; the flags
+    /// that were not given keep the mode's defaults (`ml_rows::MlOpts`).
+    side: String,
+    knn_refs: Option<usize>,
+    knn_queries: Option<usize>,
+    kmeans_rows: Option<usize>,
+    ridge_rows: Option<usize>,
+    preds: Option<String>,
+    warmup_given: bool,
+    reps_given: bool,
 }
 
 fn parse(args: impl IntoIterator<Item = String>) -> std::result::Result<Args, String> {
@@ -80,6 +103,14 @@ fn parse(args: impl IntoIterator<Item = String>) -> std::result::Result<Args, St
         digests: None,
         write_csv: None,
         read_reps: 1,
+        side: "gpukit".into(),
+        knn_refs: None,
+        knn_queries: None,
+        kmeans_rows: None,
+        ridge_rows: None,
+        preds: None,
+        warmup_given: false,
+        reps_given: false,
     };
     while let Some(flag) = it.next() {
         if flag == "--dry-run" {
@@ -89,8 +120,20 @@ fn parse(args: impl IntoIterator<Item = String>) -> std::result::Result<Args, St
         let val = it.next().ok_or(format!("{flag} needs a value"))?;
         let num = |v: &str| v.parse::<usize>().map_err(|e| format!("{flag} {v}: {e}"));
         match flag.as_str() {
-            "--warmup" => a.warmup = num(&val)?,
-            "--reps" => a.reps = num(&val)?.max(1),
+            "--warmup" => {
+                a.warmup = num(&val)?;
+                a.warmup_given = true;
+            }
+            "--reps" => {
+                a.reps = num(&val)?.max(1);
+                a.reps_given = true;
+            }
+            "--side" => a.side = val.clone(),
+            "--knn-refs" => a.knn_refs = Some(num(&val)?),
+            "--knn-queries" => a.knn_queries = Some(num(&val)?),
+            "--kmeans-rows" => a.kmeans_rows = Some(num(&val)?),
+            "--ridge-rows" => a.ridge_rows = Some(num(&val)?),
+            "--preds" => a.preds = Some(val.clone()),
             "--n" => a.n = num(&val)?,
             "--only" => a.only = Some(val.clone()),
             "--rows" => a.rows = Some(num(&val)?),
@@ -217,6 +260,70 @@ fn frame_mode(a: &Args) -> Result<()> {
     Ok(())
 }
 
+/// `gpukit-bench ml`: the ML rows, gpukit-ml on the first GPU (the CPU backend with --dry-run)
+/// or linfa on the CPU (`--side linfa`).
+fn ml_mode(a: &Args) -> std::result::Result<(), (u8, String)> {
+    let mut opts = if a.dry_run {
+        ml_rows::MlOpts::dry()
+    } else {
+        ml_rows::MlOpts::full()
+    };
+    let set = |field: &mut usize, v: Option<usize>| {
+        if let Some(v) = v {
+            *field = v;
+        }
+    };
+    set(&mut opts.knn_refs, a.knn_refs);
+    set(&mut opts.knn_queries, a.knn_queries);
+    set(&mut opts.kmeans_rows, a.kmeans_rows);
+    set(&mut opts.ridge_rows, a.ridge_rows);
+    if a.warmup_given {
+        opts.warmup = a.warmup;
+    }
+    if a.reps_given {
+        opts.reps = a.reps;
+    }
+    opts.only = a.only.clone();
+    opts.preds = a.preds.as_ref().map(std::path::PathBuf::from);
+    if opts.wants("kmeans") && opts.kmeans_rows < ml_rows::CLUSTERS {
+        return Err((
+            2,
+            format!("--kmeans-rows must be at least {}", ml_rows::CLUSTERS),
+        ));
+    }
+    if opts.wants("knn") && (opts.knn_refs < ml_rows::K || opts.knn_queries == 0) {
+        return Err((
+            2,
+            format!(
+                "--knn-refs must be at least {} and --knn-queries at least 1",
+                ml_rows::K
+            ),
+        ));
+    }
+    let err = |e: Box<dyn std::error::Error>| (1u8, e.to_string());
+    let mut emit = |j: json::Json| println!("{}", j.render());
+    match a.side.as_str() {
+        "gpukit" => {
+            let (device, side) = if a.dry_run {
+                (Device::cpu(), "gpukit-dry-run")
+            } else {
+                (Device::cuda(0).map_err(|e| (1, e.to_string()))?, "gpukit")
+            };
+            ml_rows::run(&opts, device, side, &mut emit).map_err(err)
+        }
+        #[cfg(feature = "linfa")]
+        "linfa" => ml_linfa::run(&opts, &mut emit).map_err(err),
+        #[cfg(not(feature = "linfa"))]
+        "linfa" => Err((
+            3,
+            "this gpukit-bench was built without feature `linfa` \
+             (cargo build --release -p gpukit-bench --features linfa)"
+                .into(),
+        )),
+        other => Err((2, format!("--side {other}: gpukit or linfa"))),
+    }
+}
+
 fn main() -> ExitCode {
     let args = match parse(std::env::args().skip(1)) {
         Ok(a) => a,
@@ -225,6 +332,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if args.mode == "ml" {
+        return match ml_mode(&args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err((code, e)) => {
+                eprintln!("gpukit-bench ml: {e}");
+                ExitCode::from(code)
+            }
+        };
+    }
     let result = match args.mode.as_str() {
         "gpu" => gpu_mode(&args),
         "ceilings" => ceilings::run(args.reps, &args.sizes_gib, &mut |j| {
@@ -237,7 +353,7 @@ fn main() -> ExitCode {
         "diag" => gpu::diag(args.reps),
         "frame" => frame_mode(&args),
         other => {
-            eprintln!("unknown mode {other}: gpu, ceilings, cpu, diag or frame");
+            eprintln!("unknown mode {other}: gpu, ceilings, cpu, diag, frame or ml");
             return ExitCode::from(2);
         }
     };
@@ -287,5 +403,39 @@ mod tests {
             (a.rows, a.csv.as_deref(), a.read_reps),
             (Some(100), Some("/tmp/x.csv"), 2)
         );
+        let a = args(&[
+            "ml",
+            "--side",
+            "linfa",
+            "--knn-queries",
+            "1000",
+            "--preds",
+            "/tmp/p.i64",
+            "--only",
+            "knn",
+        ])
+        .unwrap();
+        assert_eq!(
+            (
+                a.side.as_str(),
+                a.knn_queries,
+                a.preds.as_deref(),
+                a.reps_given
+            ),
+            ("linfa", Some(1000), Some("/tmp/p.i64"), false)
+        );
+    }
+
+    #[test]
+    fn ml_mode_refuses_bad_sizes_and_sides() {
+        let a = args(&["ml", "--dry-run", "--kmeans-rows", "10"]).unwrap();
+        assert_eq!(ml_mode(&a).unwrap_err().0, 2);
+        let a = args(&["ml", "--dry-run", "--side", "sklearn"]).unwrap();
+        assert_eq!(ml_mode(&a).unwrap_err().0, 2);
+        #[cfg(not(feature = "linfa"))]
+        {
+            let a = args(&["ml", "--side", "linfa"]).unwrap();
+            assert_eq!(ml_mode(&a).unwrap_err().0, 3);
+        }
     }
 }
