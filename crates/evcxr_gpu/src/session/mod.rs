@@ -15,6 +15,7 @@ pub mod libpath;
 pub mod output;
 pub mod progress;
 pub mod stderr_tap;
+pub mod sync;
 mod typing;
 pub mod vars;
 pub mod workdir;
@@ -193,7 +194,7 @@ struct Worker {
     hooked_pid: Option<u32>,
 }
 
-const SYNC: &str = "gpukit::synchronize()?;";
+use sync::SYNC;
 
 impl Worker {
     fn start(
@@ -292,7 +293,11 @@ impl Worker {
                 }
             }
         }
-        let code = format!("{}\n{PANIC_HOOK}", config.startup_code());
+        let code = format!(
+            "{}\n{}",
+            config.startup_code(),
+            process_hooks(config.gpukit.is_some())
+        );
         // A first build can fail for reasons that do not repeat (several kernels starting at once
         // and contending for cargo's locks and evcxr's cache; a compiler killed from outside):
         // one more try before the session goes on without gpukit.
@@ -483,12 +488,13 @@ impl Worker {
         Some(id)
     }
 
-    /// Installs the panic hook in the user process if this process does not have it yet.
+    /// Installs the panic hook (and, with gpukit, registers the synchronisation of
+    /// [`sync::REGISTER`]) in the user process if this process does not have them yet.
     fn ensure_panic_hook(&mut self) {
         let pid = self.user_pid();
         if pid.is_some() && pid != self.hooked_pid {
             // Tried once per process: if it does not compile now, it will not later either.
-            let _ = self.eval_raw(PANIC_HOOK, &None);
+            let _ = self.eval_raw(&process_hooks(self.gpukit), &None);
             self.hooked_pid = pid;
         }
     }
@@ -768,6 +774,17 @@ impl Worker {
             },
             Err(_) => CompletionResult::default(),
         }
+    }
+}
+
+/// What runs once in every user process: the panic hook and, in a gpukit session, the
+/// registration of the step synchronisation ([`sync`]). Statements only, ending in `;`, so evcxr
+/// has no value to display and compiles it once.
+fn process_hooks(gpukit: bool) -> String {
+    if gpukit {
+        format!("{PANIC_HOOK};\n{};", sync::REGISTER)
+    } else {
+        format!("{PANIC_HOOK};")
     }
 }
 
