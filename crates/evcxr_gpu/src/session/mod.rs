@@ -14,6 +14,7 @@ pub mod errors;
 pub mod libpath;
 pub mod output;
 pub mod progress;
+pub mod show;
 pub mod stderr_tap;
 pub mod sync;
 mod typing;
@@ -189,6 +190,8 @@ struct Worker {
     publisher: Arc<Publisher>,
     progress: Arc<BuildProgress>,
     interrupter: Arc<Interrupter>,
+    /// Whether [`show::OFF`] ran (a cell changed evcxr's value formatting).
+    show_off: bool,
     /// The user process the panic hook ([`PANIC_HOOK`]) was installed in (evcxr starts a new
     /// one after a crash or an interrupt).
     hooked_pid: Option<u32>,
@@ -214,6 +217,7 @@ impl Worker {
             publisher,
             progress,
             interrupter,
+            show_off: false,
             hooked_pid: None,
         };
         match CommandContext::new() {
@@ -293,8 +297,11 @@ impl Worker {
                 }
             }
         }
+        let show_items = std::env::var_os("EVCXR_TMPDIR")
+            .and_then(|dir| show::items(std::path::Path::new(&dir)))
+            .unwrap_or_default();
         let code = format!(
-            "{}\n{}",
+            "{}\n{}\n{show_items}",
             config.startup_code(),
             process_hooks(config.gpukit.is_some())
         );
@@ -421,7 +428,14 @@ impl Worker {
                     .as_ref()
                     .ok()
                     .map(|ctx| (vars::vars_media(ctx.variables_and_types()), false))),
-                Step::Rust(rust) => self.eval(&rust, &input),
+                Step::Rust(rust) => {
+                    if !self.show_off && show::changes_formatting(&rust) {
+                        // evcxr's `:fmt`/`:types` apply to its own fallback only.
+                        self.show_off = true;
+                        let _ = self.eval_raw(show::OFF, &None);
+                    }
+                    self.eval(&rust, &input)
+                }
                 Step::Cuda {
                     code,
                     kernels,
