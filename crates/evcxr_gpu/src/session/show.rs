@@ -67,7 +67,7 @@ pub const OFF: &str = "mod evcxr_gpu_show { pub trait EvcxrGpuShow {} }";
 /// Whether `code` has an evcxr command that changes how values are formatted (`:fmt`, `:types`).
 pub fn changes_formatting(code: &str) -> bool {
     code.lines().any(|l| {
-        let cmd = l.trim_start().split_whitespace().next().unwrap_or("");
+        let cmd = l.split_whitespace().next().unwrap_or("");
         cmd == ":fmt" || cmd == ":types"
     })
 }
@@ -87,6 +87,7 @@ mod tests {
     /// The items as evcxr's crate gets them, compiled here: the value prints as `{:?}` between
     /// evcxr's content markers, and an inherent `evcxr_display` still wins.
     #[test]
+    #[allow(clippy::needless_borrow)] // the kernel's rewrite hands evcxr a reference
     fn items_show_like_evcxrs_fallback_and_leave_inherent_methods_alone() {
         // A copy of the items with the printing captured.
         mod copy {
@@ -97,8 +98,7 @@ mod tests {
             pub fn show<T: std::fmt::Debug + ?Sized>(value: &T) {
                 OUT.with(|o| {
                     o.borrow_mut().push_str(&format!(
-                        "EVCXR_BEGIN_CONTENT text/plain\n{:?}\nEVCXR_END_CONTENT\n",
-                        value
+                        "EVCXR_BEGIN_CONTENT text/plain\n{value:?}\nEVCXR_END_CONTENT\n"
                     ))
                 });
             }

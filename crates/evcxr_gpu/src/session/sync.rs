@@ -115,9 +115,15 @@ mod tests {
             assert!(src.matches(part).count() >= 2, "{part}");
         }
         // No registration yet, or another process's: nothing is called.
-        unsafe { std::env::remove_var(ENV) };
+        #[allow(unused_unsafe)] // unsafe from edition 2024 on
+        unsafe {
+            std::env::remove_var(ENV)
+        };
         assert_eq!(step(), Ok(()));
-        unsafe { std::env::set_var(ENV, "4294967295:12345") };
+        #[allow(unused_unsafe)]
+        unsafe {
+            std::env::set_var(ENV, "4294967295:12345")
+        };
         assert_eq!(step(), Ok(()));
         register();
         assert_eq!(step(), Err("device fault".to_string()));
