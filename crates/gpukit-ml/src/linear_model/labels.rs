@@ -1,5 +1,5 @@
-//! Class labels on the device: the sorted distinct labels of a target vector, one-hot rows,
-//! and class indices back to labels (a `#[kernel]` gather).
+//! Class labels on the device for the linear models: one-hot rows and class indices back to
+//! labels (a `#[kernel]` gather). The sorted distinct labels are `crate::labels::distinct`.
 
 use gpukit::prelude::*;
 
@@ -14,21 +14,6 @@ pub(crate) fn take_labels(classes: &[i64], idx: &[i64], out: &mut [i64]) {
     for i in (grid(1)..out.len()).step_by(gridsize(1)) {
         out[i] = classes[idx[i] as usize];
     }
-}
-
-/// The distinct labels of `y`, ascending (NumPy's `unique`), on `y`'s device: a sort, then the
-/// first of each run kept.
-pub(crate) fn classes(y: &Array<i64>) -> Result<Array<i64>> {
-    let sorted = y.sort()?;
-    let n = sorted.len();
-    if n <= 1 {
-        return Ok(sorted);
-    }
-    let device = sorted.device();
-    let changed = sorted.slice(s![1..n])?.ne(&sorted.slice(s![0..n - 1])?)?;
-    let first = Array::from_vec_on(vec![true], 1, &device)?;
-    let keep = concatenate(&[first.view(), changed.view()], 0)?;
-    Ok(sorted.masked(&keep)?)
 }
 
 /// `(n, k)` rows with 1 in the column of each sample's class (`classes` of length `k`).
@@ -56,6 +41,7 @@ pub(crate) fn take(classes: &Array<i64>, idx: &Array<i64>) -> Result<Array<i64>>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::labels::distinct as classes;
 
     fn cpu(v: Vec<i64>) -> Array<i64> {
         let n = v.len();

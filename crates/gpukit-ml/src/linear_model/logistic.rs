@@ -8,12 +8,13 @@
 
 use gpukit::{concatenate, s, Array, Element};
 
-use super::labels::{classes, one_hot, take};
+use super::labels::{one_hot, take};
 use super::newton::{minimise, Problem};
 use super::scores::accuracy;
 use crate::error::{MlError, Result};
 use crate::gram::LinalgFloat;
 use crate::input::{Features, Targets};
+use crate::labels::distinct as classes;
 use crate::prepare::{on_device, prediction_features, training_features, training_targets};
 
 /// The learned parameters.
