@@ -124,11 +124,11 @@ fn main() -> Result<()> {
     let n = all.len();
     let kind = if gpus { "GPU" } else { "virtual CPU device" };
     println!(
-        "gpukit-multi groupby(name).x.mean() {rows} rows in {parts} partitions: 1 {kind} {:.3} ms ({:.2} Grows/s), {n} {kind}(s) {:.3} ms ({:.2} Grows/s), speed-up {:.2}x [results equal, {} groups, max |diff| {diff:.1e}]",
+        "gpukit-multi groupby(name).x.mean() {rows} rows in {parts} partitions: 1 {kind} {:.3} ms ({:.1} Mrows/s), {n} {kind}(s) {:.3} ms ({:.1} Mrows/s), speed-up {:.2}x [results equal, {} groups, max |diff| {diff:.1e}]",
         t1 * 1e3,
-        rows as f64 / t1 / 1e9,
+        rows as f64 / t1 / 1e6,
         tn * 1e3,
-        rows as f64 / tn / 1e9,
+        rows as f64 / tn / 1e6,
         t1 / tn,
         n1.len()
     );
