@@ -81,7 +81,4 @@ pub mod prelude {
     /// Dask's `dask.datasets.timeseries`, for `DistFrame::from_map`.
     #[cfg(feature = "frame")]
     pub use gpukit_frame::datasets::timeseries::{timeseries, Timeseries};
-    /// What a frame lesson needs beside the distributed frame (all of gpukit-frame's prelude).
-    #[cfg(feature = "frame")]
-    pub use gpukit_frame::prelude::*;
 }
