@@ -47,7 +47,7 @@ lab: $(INSTALLED)
 # The kernel crate is tested in release mode, reusing the release build of the installer
 # (a debug build of evcxr would cost another ten minutes).
 test-cargo: $(INSTALLED)
-	$(TEST_ENV) cargo test --workspace --exclude evcxr_gpu
+	$(TEST_ENV) cargo test --workspace --exclude evcxr_gpu --features gpukit-multi/frame
 	$(TEST_ENV) cargo test --release -p evcxr_gpu
 
 test-protocol: $(INSTALLED)

@@ -87,7 +87,7 @@ fi
 # as `make test-cargo`: the kernel crate's tests in release (they reuse the release build of evcxr;
 # a debug evcxr would cost another ten minutes and much larger binaries), the rest in debug
 log "cargo test --no-run (test executables: workspace in debug, evcxr_gpu in release)"
-{ cargo test --workspace --exclude evcxr_gpu --no-run --message-format=json &&
+{ cargo test --workspace --exclude evcxr_gpu --features gpukit-multi/frame --no-run --message-format=json &&
   cargo test --release -p evcxr_gpu --no-run --message-format=json; } \
   >"$B/cargo-tests.json" 2>"$B/cargo-tests.stderr" || { tail -40 "$B/cargo-tests.stderr" >&2; die "cargo test --no-run failed"; }
 
@@ -127,8 +127,9 @@ mkdir -p "$NB/src"
   # 7.0: gpukit-ml)
   echo "gpukit-frame = { path = \"$ROOT/crates/gpukit-frame\" }"
   echo "gpukit-ml = { path = \"$ROOT/crates/gpukit-ml\" }"
-  # (8.0: gpukit-multi; its own dependencies are gpukit's)
-  echo "gpukit-multi = { path = \"$ROOT/crates/gpukit-multi\" }"
+  # (8.0: gpukit-multi with `frame`, as `%crate gpukit-multi frame` loads it; its own dependencies
+  # are gpukit's and gpukit-frame's)
+  echo "gpukit-multi = { path = \"$ROOT/crates/gpukit-multi\", features = [\"frame\"] }"
   cargo metadata --no-deps --format-version 1 >"$B/metadata.json"
   { "$PY" "$HERE/stagelib.py" deps "$ROOT"; "$PY" "$HERE/stagelib.py" devdeps "$B/metadata.json" gpukit gpukit-macros; } \
     | awk -F' = ' '!seen[$1]++ && $1 != "gpukit" && $1 != "gpukit-macros" && $1 != "gpukit-frame" && $1 != "gpukit-ml" && $1 != "gpukit-multi"'

@@ -18,7 +18,7 @@
 //! - [`display`]: text and HTML tables (only the shown rows leave the device).
 //! - [`io`]: CSV (parsed on the host with arrow-csv), Arrow `RecordBatch`, gpukit arrays, and
 //!   Polars (feature `polars`).
-//! - [`datasets`]: generated data, such as Wikipedia-pageview-like logs.
+//! - [`datasets`]: generated data, such as Wikipedia-pageview-like logs and a Dask-like time series.
 //! - [`str_ops`]: string operations, `col.str().to_uppercase()` (device kernels).
 //! - [`rolling`]: rolling-window statistics and user window kernels (device kernels).
 //! - [`udf`]: user `#[kernel]`/`#[vectorize]` functions over columns (`apply_rows`).

@@ -14,6 +14,10 @@
 //! - Collectives ([`Communicator`], [`DevicePool::all_reduce`] and friends): all-reduce,
 //!   broadcast, all-gather, reduce-scatter through NCCL on GPUs (feature `nccl`, libnccl loaded
 //!   at run time), with the same results through host memory on virtual CPU devices.
+//! - `DistFrame` (feature `frame`): a gpukit-frame `DataFrame` split into partitions across
+//!   the workers, made with `from_partitions` or `from_map` (e.g. the Dask-like
+//!   `gpukit_frame::datasets::timeseries`), with `filter`, `group_by(..).agg(..)` (local
+//!   aggregates, gathered, combined on one device) and `collect`.
 //! - Beyond one machine: [`Rendezvous::from_env`] reads torchrun's variables (`RANK`,
 //!   `WORLD_SIZE`, `MASTER_ADDR`, `MASTER_PORT`, `LOCAL_RANK`), [`ProcessGroup`] connects the
 //!   processes, [`Communicator::from_group`] makes one NCCL communicator per process (NCCL's
@@ -43,6 +47,8 @@
 pub mod collective;
 mod dist;
 pub mod env;
+#[cfg(feature = "frame")]
+pub mod frame;
 pub mod launch;
 #[cfg(feature = "nccl")]
 pub mod nccl;
@@ -53,6 +59,11 @@ mod transfer;
 pub use collective::{CollectiveBackend, CollectiveElement, Communicator, ReduceOp};
 pub use dist::CombinePath;
 pub use dist::DistArray;
+#[cfg(feature = "frame")]
+pub use frame::{DistFrame, DistGroupBy};
+/// gpukit-frame, the crate of the partitions (feature `frame`).
+#[cfg(feature = "frame")]
+pub use gpukit_frame;
 pub use pool::{DevicePool, Handle, WorkerCtx, CPU_DEVICES_VAR};
 pub use rendezvous::{ProcessGroup, Rendezvous};
 pub use transfer::{can_access_peer, staged_copy, transfer, Transfer, TransferPath};
@@ -62,7 +73,12 @@ pub use transfer::{can_access_peer, staged_copy, transfer, Transfer, TransferPat
 pub mod prelude {
     pub use crate::collective::{CollectiveBackend, Communicator, ReduceOp};
     pub use crate::dist::{CombinePath, DistArray};
+    #[cfg(feature = "frame")]
+    pub use crate::frame::{DistFrame, DistGroupBy};
     pub use crate::pool::{DevicePool, Handle, WorkerCtx};
     pub use crate::rendezvous::{ProcessGroup, Rendezvous};
     pub use crate::transfer::{can_access_peer, transfer, TransferPath};
+    /// Dask's `dask.datasets.timeseries`, for `DistFrame::from_map`.
+    #[cfg(feature = "frame")]
+    pub use gpukit_frame::datasets::timeseries::{timeseries, Timeseries};
 }

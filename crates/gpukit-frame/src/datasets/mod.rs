@@ -1,3 +1,4 @@
 //! Generated data sets for lessons and benchmarks (nothing is downloaded).
 
 pub mod pageviews;
+pub mod timeseries;
