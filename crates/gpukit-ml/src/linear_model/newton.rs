@@ -84,30 +84,39 @@ impl<T: LinalgFloat> Problem<'_, T> {
     }
 
     /// `Σᵢ ℓᵢ` and, when asked, the probabilities `P` `(n, m)`.
+    ///
+    /// Both are computed in `f64` whatever `T` (two `(n, m)` casts, small beside the GEMM that
+    /// made `Z`): in `f32` a sum over many rows is rounded at about 1e-7 of its size, coarser
+    /// than the objective's decrease near the optimum, so the line search would stop at a point
+    /// set by the summation order, and two backends (or two runs of different shape) would stop
+    /// apart along the objective's flat directions.
     fn loss(&self, z: &Array<T>, want_p: bool) -> Result<(f64, Option<Array<T>>)> {
-        let tz = (self.targets * z)?.sum()?.to_f64();
+        let z = z.astype::<f64>()?;
+        let targets = self.targets.astype::<f64>()?;
+        let tz = (&targets * &z)?.sum()?;
+        drop(targets);
         if self.m() == 1 {
             // softplus(z) = max(z, 0) + ln(1 + e^-|z|), computed without overflow.
             let e = z.abs()?.neg()?.exp()?;
-            let sp = (z.clip(
-                <T as Element>::zero(),
-                <T as Element>::from_f64(f64::INFINITY),
-            )? + &(e + <T as Element>::one())?.ln()?)?;
-            let total = sp.sum()?.to_f64() - tz;
+            let sp = (z.clip(0.0, f64::INFINITY)? + &(e + 1.0)?.ln()?)?;
+            let total = sp.sum()? - tz;
             let p = if want_p {
                 // sigmoid(z) = (1 + tanh(z / 2)) / 2
-                let half = <T as Element>::from_f64(0.5);
-                Some((((z * half)?.tanh()? + <T as Element>::one())? * half)?)
+                Some((((&z * 0.5)?.tanh()? + 1.0)? * 0.5)?.astype::<T>()?)
             } else {
                 None
             };
             Ok((total, p))
         } else {
             let mx = z.max_axis(keepdims(1))?;
-            let e = (z - &mx)?.exp()?;
+            let e = (&z - &mx)?.exp()?;
             let s = e.sum_axis(keepdims(1))?;
-            let lse = (&mx + &s.ln()?)?.sum()?.to_f64();
-            let p = if want_p { Some((&e / &s)?) } else { None };
+            let lse = (&mx + &s.ln()?)?.sum()?;
+            let p = if want_p {
+                Some((&e / &s)?.astype::<T>()?)
+            } else {
+                None
+            };
             Ok((lse - tz, p))
         }
     }
