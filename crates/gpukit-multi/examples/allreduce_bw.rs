@@ -54,14 +54,23 @@ fn main() -> Result<()> {
             comm.all_reduce(&mut a, ReduceOp::Sum)?;
         }
         dev.synchronize()?;
-        Ok(t.elapsed().as_secs_f64() / iters as f64)
+        let secs = t.elapsed().as_secs_f64() / iters as f64;
+        // the whole result: every element is (1/n)·n^rounds after `rounds` sums of n copies
+        let expected = (n as f64).powi((warmup + iters) as i32 - 1);
+        let (lo, hi) = (a.min()? as f64, a.max()? as f64);
+        if lo != hi || (lo - expected).abs() > 1e-5 * expected {
+            return Err(gpukit::Error::Other(format!(
+                "all-reduce result: elements in [{lo}, {hi}], expected all {expected}"
+            )));
+        }
+        Ok(secs)
     })?;
     let t = secs.iter().cloned().fold(0.0, f64::max);
     let bytes = (elems * 4) as f64;
     let algbw = bytes / t / 1e9;
     let busbw = algbw * 2.0 * (n as f64 - 1.0) / n as f64;
     println!(
-        "gpukit-multi allreduce f32 {mib} MiB on {n} GPU(s) [{backend}]: {:.3} ms, algbw {algbw:.1} GB/s, busbw {busbw:.1} GB/s",
+        "gpukit-multi allreduce f32 {mib} MiB on {n} GPU(s) [{backend}]: {:.3} ms, algbw {algbw:.1} GB/s, busbw {busbw:.1} GB/s [result checked: every element]",
         t * 1e3
     );
     Ok(())
