@@ -206,7 +206,13 @@ impl DevicePool {
         let device = slot.device;
         let (tx, rx) = mpsc::sync_channel::<Result<R>>(1);
         let job: Job = Box::new(move |ctx: &mut WorkerCtx| {
-            let r = match catch_unwind(AssertUnwindSafe(|| f(ctx))) {
+            // The worker thread's default device is already `device` (a guard set when it
+            // started), but this generic function is compiled into the caller's crate, and where
+            // gpukit is linked into more than one library (each evcxr cell is one) the guard set
+            // by the pool's copy is invisible to the caller's: scoping the job here sets it for
+            // the copy the closure uses, so `Array::zeros(..)` in a job lands on its worker's GPU.
+            let r = match catch_unwind(AssertUnwindSafe(|| gpukit::with_device(device, || f(ctx))))
+            {
                 Ok(Ok(v)) => Ok(v),
                 Ok(Err(e)) => Err(Error::Other(format!("worker {worker} ({device}): {e}"))),
                 Err(p) => Err(Error::Other(format!(
