@@ -536,7 +536,7 @@ def write_out(stage: Path, out: Path, plan: dict, tests: list[dict], notebooks: 
         commit=plan.get("commit", "unknown"), date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         cargo_tests=gpumanifest.cargo_test_totals(tests), notebooks=notebooks,
         extra={"dirty": bool(plan.get("dirty")), "cuda_driver_api": facts.get("cuda_driver_api"),
-               "calls": n, "rustc": plan.get("rustc")})
+               "calls": n, "rustc": plan.get("rustc"), "gpu_count": facts.get("gpu_count")})
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     execdir = stage / "executed"
     executed = [(nb["path"], execdir / nb["path"].replace("/", "__")) for nb in notebooks if nb["status"] != "not_run"]

@@ -52,6 +52,12 @@ def record(run: Path, dest: Path, root: Path, out=sys.stdout) -> int:
         print(f"record: {mpath} not found: pass the folder the last device call returned (files_at)", file=out)
         return 2
     manifest = json.loads(mpath.read_text(encoding="utf-8"))
+    # runs before the manifest carried it: the GPU count from the same call's results.json
+    rpath = run / "results.json"
+    if "gpu_count" not in manifest and rpath.is_file():
+        count = json.loads(rpath.read_text(encoding="utf-8")).get("facts", {}).get("gpu_count")
+        if count is not None:
+            manifest["gpu_count"] = count
     problems = gpumanifest.validate_manifest(manifest)
     if problems:
         print("record: manifest malformed: " + "; ".join(problems), file=out)
