@@ -22,6 +22,7 @@ use gpukit::linalg::SolverElement;
 use gpukit::{Array, Device, Element, Float};
 
 use crate::error::{MlError, Result};
+use crate::float::MlFloat;
 
 mod sealed {
     /// Only this crate implements [`super::LinalgFloat`].
@@ -32,7 +33,7 @@ mod sealed {
 
 /// The element types of the linear models and PCA: `f32` and `f64` (gpukit's matrix products
 /// and decompositions, cuBLAS/cuSOLVER on a GPU). Sealed.
-pub trait LinalgFloat: Float + SolverElement + sealed::Sealed {
+pub trait LinalgFloat: Float + SolverElement + MlFloat + sealed::Sealed {
     /// cuBLAS's GEMM of this type (column-major, as cuBLAS sees memory).
     ///
     /// # Safety

@@ -21,10 +21,10 @@
 use gpukit::linalg::{lstsq, solve};
 use gpukit::{Array, Element};
 
-use super::scores::r2;
 use crate::error::{MlError, Result};
 use crate::gram::{gram, t_matmul, LinalgFloat};
 use crate::input::{Features, Targets};
+use crate::metrics::r2_score;
 use crate::prepare::{
     check_finite_targets, on_device, prediction_features, training_features, training_targets,
 };
@@ -116,7 +116,7 @@ impl<T: LinalgFloat> LinearFit<T> {
     ) -> Result<f64> {
         let pred = self.predict(what, x)?;
         let y = training_targets(what, y, pred.len(), &pred.device())?;
-        r2(&y, &pred)
+        r2_score(&*y, &pred)
     }
 }
 

@@ -10,11 +10,11 @@ use gpukit::{concatenate, s, Array, Element};
 
 use super::labels::{one_hot, take};
 use super::newton::{minimise, Problem};
-use super::scores::accuracy;
 use crate::error::{MlError, Result};
 use crate::gram::LinalgFloat;
 use crate::input::{Features, Targets};
 use crate::labels::distinct as classes;
+use crate::metrics::accuracy_score;
 use crate::prepare::{on_device, prediction_features, training_features, training_targets};
 
 /// The learned parameters.
@@ -291,6 +291,6 @@ impl<T: LinalgFloat> LogisticRegression<T> {
     ) -> Result<f64> {
         let pred = self.predict(x)?;
         let y = training_targets("LogisticRegression::score", y, pred.len(), &pred.device())?;
-        accuracy(&y, &pred)
+        accuracy_score(&*y, &pred)
     }
 }

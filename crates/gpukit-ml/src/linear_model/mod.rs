@@ -10,7 +10,6 @@ mod labels;
 mod least_squares;
 mod logistic;
 mod newton;
-mod scores;
 #[cfg(test)]
 mod tests;
 
