@@ -34,9 +34,11 @@ import argparse
 import json
 import os
 import sys
-import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hosttiming import host_memory, timed  # noqa: E402
 
 NULL_CODE = 0x9E3779B97F4A7C15
 WINDOW = 100
@@ -147,32 +149,6 @@ def group_table(g) -> dict:
 
 
 # ---- the rows ----
-
-
-def host_memory() -> tuple[int, int]:
-    """(VmRSS, VmHWM) of this process in bytes (0 where /proc has none)."""
-    out = {"VmRSS:": 0, "VmHWM:": 0}
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                key = line.split()[0] if line.split() else ""
-                if key in out:
-                    out[key] = int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return out["VmRSS:"], out["VmHWM:"]
-
-
-def timed(fn, warmup: int, reps: int):
-    for _ in range(warmup):
-        fn()
-    times, last = [], None
-    for _ in range(max(1, reps)):
-        last = None
-        t = time.perf_counter()
-        last = fn()
-        times.append((time.perf_counter() - t) * 1e3)
-    return times, last
 
 
 def row_json(op: str, rows: int, wall_ms, note: str, threads: int) -> dict:

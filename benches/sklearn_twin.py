@@ -38,6 +38,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ml_data as md  # noqa: E402
+from hosttiming import host_memory, timed  # noqa: E402
 
 K = 5
 CLUSTERS = 100
@@ -51,32 +52,6 @@ FULL = {"knn_refs": 1_000_000, "knn_queries": 4000, "kmeans_rows": 1_000_000, "r
 def sample_indices(n: int) -> list[int]:
     """The prediction rows the ridge predict row reports (the same on every side)."""
     return sorted({(i * (n - 1)) // (SAMPLES - 1) for i in range(SAMPLES)}) if n > 1 else [0]
-
-
-def host_memory() -> tuple[int, int]:
-    """(VmRSS, VmHWM) of this process in bytes (0 where /proc has none)."""
-    out = {"VmRSS:": 0, "VmHWM:": 0}
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                parts = line.split()
-                if parts and parts[0] in out:
-                    out[parts[0]] = int(parts[1]) * 1024
-    except OSError:
-        pass
-    return out["VmRSS:"], out["VmHWM:"]
-
-
-def timed(fn, warmup: int, reps: int):
-    for _ in range(warmup):
-        fn()
-    times, last = [], None
-    for _ in range(max(1, reps)):
-        last = None
-        t = time.perf_counter()
-        last = fn()
-        times.append((time.perf_counter() - t) * 1e3)
-    return times, last
 
 
 def thread_info() -> str:
