@@ -8,7 +8,23 @@
 use gpukit::prelude::*;
 
 macro_rules! vote_kernels {
-    ($vote:ident, $mean:ident, $t:ident) => {
+    ($vote:ident, $mean:ident, $weight:ident, $t:ident) => {
+        /// A neighbour's weight: 1 (uniform), or `1 / d` by distance; when the query has a
+        /// neighbour at distance 0 (`zero`), those weigh 1 and the others 0.
+        #[device]
+        pub(crate) fn $weight(d: $t, weighted: bool, zero: bool) -> $t {
+            if !weighted {
+                return 1.0;
+            }
+            if zero {
+                if d == 0.0 {
+                    return 1.0;
+                }
+                return 0.0;
+            }
+            1.0 / d
+        }
+
         /// Row `r`: `proba[r, c]` = weight share of class code `c` among the `k` neighbours
         /// `idx[r, ..]` (`codes[j]` is reference `j`'s class code); `pred[r]` = the class with
         /// the largest weight, the smallest code on a tie. `proba` must start at zero.
@@ -36,17 +52,7 @@ macro_rules! vote_kernels {
                 let mut total = 0.0;
                 for s in 0..k {
                     let d = dist[r * k + s];
-                    let w = if !weighted {
-                        1.0
-                    } else if zero {
-                        if d == 0.0 {
-                            1.0
-                        } else {
-                            0.0
-                        }
-                    } else {
-                        1.0 / d
-                    };
+                    let w = $weight(d, weighted, zero);
                     let c = codes[idx[r * k + s] as usize] as usize;
                     proba[r * n_classes + c] += w;
                     total += w;
@@ -89,17 +95,7 @@ macro_rules! vote_kernels {
                 let mut acc = 0.0;
                 for s in 0..k {
                     let d = dist[r * k + s];
-                    let w = if !weighted {
-                        1.0
-                    } else if zero {
-                        if d == 0.0 {
-                            1.0
-                        } else {
-                            0.0
-                        }
-                    } else {
-                        1.0 / d
-                    };
+                    let w = $weight(d, weighted, zero);
                     acc += w * targets[idx[r * k + s] as usize];
                     total += w;
                 }
@@ -109,5 +105,5 @@ macro_rules! vote_kernels {
     };
 }
 
-vote_kernels!(vote_f32, mean_f32, f32);
-vote_kernels!(vote_f64, mean_f64, f64);
+vote_kernels!(vote_f32, mean_f32, weight_f32, f32);
+vote_kernels!(vote_f64, mean_f64, weight_f64, f64);
