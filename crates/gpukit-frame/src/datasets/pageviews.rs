@@ -27,6 +27,8 @@ use crate::error::{FrameError, Result};
 use crate::frame::DataFrame;
 use crate::strings::Utf8Data;
 
+use super::splitmix::{mix, SplitMix64};
+
 /// Language codes, most-read first (their order sets their popularity).
 const LANGUAGES: &[&str] = &[
     "en", "de", "ja", "es", "ru", "fr", "it", "zh", "pt", "pl", "fa", "nl", "ar", "tr", "id", "sv",
@@ -189,28 +191,6 @@ fn projects() -> Vec<(String, f64)> {
     out
 }
 
-/// SplitMix64: a tiny, fast, well-mixed 64-bit stream.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        mix(self.0)
-    }
-
-    /// A uniform float in (0, 1].
-    fn unit(&mut self) -> f64 {
-        ((self.next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64
-    }
-}
-
-/// SplitMix64's finaliser: a bijective hash of `z`.
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 /// The share of rows that are `Main_Page` (rank 0), the most viewed page of every wiki.
 const MAIN_PAGE_SHARE: f64 = 0.02;
 /// Where the rank density `1 / (rank + ZIPF_SHIFT)` flattens: ranks below it are about equally
@@ -272,16 +252,16 @@ impl Generator {
 
     /// The next row, its title written into `title` (cleared first).
     fn next(&mut self, title: &mut Vec<u8>) -> Row {
-        let u = self.rng.unit();
+        let u = self.rng.unit_nonzero();
         let project = self
             .cumulative
             .partition_point(|c| *c < u)
             .min(self.projects.len() - 1);
         // Inverse CDF of the density 1 / (x + ZIPF_SHIFT) on [0, titles).
-        let rank = if self.rng.unit() <= MAIN_PAGE_SHARE {
+        let rank = if self.rng.unit_nonzero() <= MAIN_PAGE_SHARE {
             0
         } else {
-            let x = ZIPF_SHIFT * (self.ln_span * self.rng.unit()).exp() - ZIPF_SHIFT;
+            let x = ZIPF_SHIFT * (self.ln_span * self.rng.unit_nonzero()).exp() - ZIPF_SHIFT;
             (1 + x as u64).min(self.titles - 1)
         };
         title.clear();
@@ -290,11 +270,11 @@ impl Generator {
             None => title_for(rank, self.salt, title),
         }
         // Pareto tail (alpha 1.4): P(1) ≈ 0.62; the 50 most popular titles get a boost.
-        let pareto = self.rng.unit().powf(-1.0 / 1.4).floor();
+        let pareto = self.rng.unit_nonzero().powf(-1.0 / 1.4).floor();
         let boost = (50.0 / (rank + 1) as f64).max(1.0);
         let requests = (pareto * boost).clamp(1.0, 1e12) as i64;
         let page_size = 2_000 + (mix(rank ^ self.salt) % 150_000) as i64;
-        let noise = 0.8 + 0.4 * self.rng.unit();
+        let noise = 0.8 + 0.4 * self.rng.unit_nonzero();
         let bytes = (requests as f64 * page_size as f64 * noise) as i64;
         Row {
             project,

@@ -36,6 +36,8 @@ use crate::error::{FrameError, Result};
 use crate::frame::DataFrame;
 use crate::strings::Utf8Data;
 
+use super::splitmix::{mix, SplitMix64};
+
 /// The first names of the `name` column, one per letter.
 pub const NAMES: [&str; 26] = [
     "Alice", "Bob", "Charlie", "Dan", "Edith", "Frank", "George", "Hannah", "Ingrid", "Jerry",
@@ -212,41 +214,6 @@ fn concat_on_host(parts: &[DataFrame], device: &Device) -> Result<DataFrame> {
         Column::from_slice_on("x", &xs, device)?,
         Column::from_slice_on("y", &ys, device)?,
     ])
-}
-
-/// SplitMix64: a tiny, fast, well-mixed 64-bit stream (fixed here, so the data never changes
-/// with a dependency's version).
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        mix(self.0)
-    }
-
-    /// Uniform in [0, 1), 53 random bits.
-    fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-
-    /// Uniform in [-1, 1).
-    fn signed_unit(&mut self) -> f64 {
-        2.0 * self.unit() - 1.0
-    }
-
-    /// A standard normal (Box–Muller, one of the pair).
-    fn normal(&mut self) -> f64 {
-        let u1 = 1.0 - self.unit(); // (0, 1]
-        let u2 = self.unit();
-        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-    }
-}
-
-/// SplitMix64's finaliser: a bijective hash of `z`.
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 #[cfg(test)]
