@@ -5,27 +5,18 @@ use std::borrow::Cow;
 
 use gpukit::{Array, Device, Element, Float};
 
+use crate::check::fit_features;
 use crate::error::{MlError, Result};
 use crate::input::{check_finite, check_rows, matrix, Features, Targets};
 
-/// `x` checked for fitting: 2-D, at least one row and one column, finite. Returns it with
-/// `(n_samples, n_features)`.
+/// `x` checked for fitting ([`crate::check::fit_features`]: 2-D, at least one row and one
+/// column, finite). Returns it with `(n_samples, n_features)`.
 pub(crate) fn training_features<'a, T: Float>(
     what: &'static str,
     x: &'a (impl Features<T> + ?Sized),
 ) -> Result<(Cow<'a, Array<T>>, usize, usize)> {
-    let x = x.features(what)?;
-    let (n, d) = matrix(what, x.shape())?;
-    if n == 0 || d == 0 {
-        return Err(MlError::Shape {
-            what,
-            detail: format!(
-                "fitting needs at least one sample and one feature, got shape {:?}",
-                x.shape()
-            ),
-        });
-    }
-    check_finite(what, &x)?;
+    let x = fit_features(what, x)?;
+    let (n, d) = (x.shape()[0], x.shape()[1]);
     Ok((x, n, d))
 }
 
