@@ -164,14 +164,17 @@ impl<T: LinalgFloat> LogisticRegression<T> {
             one_hot::<T>(&y, &classes)?
         };
         let m = targets.shape()[1];
+        let targets_f64 = targets.astype::<f64>()?;
         let problem = Problem {
             xa: &xa,
             targets: &targets,
+            targets_f64: &targets_f64,
             d,
             intercept: self.fit_intercept,
             inv_cn: 1.0 / (self.c * n as f64),
         };
         let out = minimise(&problem, self.max_iter, self.tol)?;
+        drop(targets_f64);
         drop(targets);
         drop(xa);
         let w = Array::from_vec_on(

@@ -38,6 +38,8 @@ pub(crate) struct Problem<'a, T: LinalgFloat> {
     pub xa: &'a Array<T>,
     /// `(n, m)`: 0/1 targets (the positive class for `m == 1`, one-hot rows otherwise).
     pub targets: &'a Array<T>,
+    /// The same targets in `f64`, for the loss (made once per fit, not per evaluation).
+    pub targets_f64: &'a Array<f64>,
     /// Penalised rows of `W` (the features; the intercept row, if any, is row `d`).
     pub d: usize,
     /// Whether row `d` holds intercepts.
@@ -85,16 +87,14 @@ impl<T: LinalgFloat> Problem<'_, T> {
 
     /// `Σᵢ ℓᵢ` and, when asked, the probabilities `P` `(n, m)`.
     ///
-    /// Both are computed in `f64` whatever `T` (two `(n, m)` casts, small beside the GEMM that
-    /// made `Z`): in `f32` a sum over many rows is rounded at about 1e-7 of its size, coarser
+    /// Both are computed in `f64` whatever `T` (a cast of `Z`, small beside the GEMM that made
+    /// it): in `f32` a sum over many rows is rounded at about 1e-7 of its size, coarser
     /// than the objective's decrease near the optimum, so the line search would stop at a point
     /// set by the summation order, and two backends (or two runs of different shape) would stop
     /// apart along the objective's flat directions.
     fn loss(&self, z: &Array<T>, want_p: bool) -> Result<(f64, Option<Array<T>>)> {
         let z = z.astype::<f64>()?;
-        let targets = self.targets.astype::<f64>()?;
-        let tz = (&targets * &z)?.sum()?;
-        drop(targets);
+        let tz = (self.targets_f64 * &z)?.sum()?;
         if self.m() == 1 {
             // softplus(z) = max(z, 0) + ln(1 + e^-|z|), computed without overflow.
             let e = z.abs()?.neg()?.exp()?;
