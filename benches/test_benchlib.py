@@ -182,6 +182,24 @@ class Collect(unittest.TestCase):
         o = {r["name"]: r for r in self.collect(lines)["rows"]}[ONES]
         self.assertEqual(o["ceiling"], "copy")
 
+    def test_device_time_rows_get_their_own_pct_of_the_ceiling(self):
+        name = "sum along axis 1 (float64, 10000x5000)"
+        g = line("gpukit", name, [0.2, 0.2], [0.3], [1.0], nbytes=4e8, access="r")
+        g["device_ms"] = [0.13, 0.14, 0.15]
+        extra = [g, line("cupy", name, [0.25], [0.3], [1.0], nbytes=4e8, access="r")]
+        res = self.collect(self.lines() + extra)
+        r = {r["name"]: r for r in res["rows"]}[name]
+        self.assertAlmostEqual(r["pct_of_ceiling"], 100 * 2000 / 3100, places=2)   # span: 0.2 ms
+        self.assertAlmostEqual(r["device_ms"], 0.14)
+        self.assertAlmostEqual(r["device_pct_of_ceiling"], 100 * 4e8 / 0.14e-3 / 1e9 / 3100, places=2)
+        self.assertNotIn("device_ms", {x["name"]: x for x in res["rows"]}[A2])
+        t = benchlib.targets(res)
+        self.assertIn(f"below: {name} (64.5%)", t[1])
+        self.assertIn("by device time", t[2])
+        self.assertIn("met (92.2% or more)", t[2])
+        table = [x for x in benchlib.readme(res, None).splitlines() if x.startswith(f"| {name}")]
+        self.assertIn("64.5 (read); device time 92.2", table[0])
+
     def test_matmul_rows_get_tflops_and_pct_of_the_gemm_ceiling(self):
         name = "matmul (float32, 4096^2)"
         extra = [line("gpukit", name, [2.0], [2.1], [1.0], nbytes=3 * 4 * 4096 ** 2, access="rw"),

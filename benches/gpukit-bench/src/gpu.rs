@@ -6,7 +6,7 @@
 
 use crate::json::Json;
 use crate::kernels::{blur3, blur3_unchecked, fizzbuzz};
-use crate::timing::{floor, measure, per_launch, Measured, Timer};
+use crate::timing::{device_times, floor, measure, per_launch, Measured, Timer};
 use crate::verify::{compare_host, CheckElem, Checker, Outcome, Verify};
 use gpukit::prelude::*;
 use rayon::prelude::*;
@@ -87,6 +87,9 @@ pub struct Row {
     pub span_ms: Vec<f64>,
     /// Host time per call, ms (per_launch rows).
     pub host_ms: Vec<f64>,
+    /// Device time per call, ms: the sum of gpukit's profiler times of every kernel the call
+    /// launched, measured like the ceilings' kernel candidates (rows that record it; empty else).
+    pub device_ms: Vec<f64>,
     /// Wall times, ms (per call for per_launch rows).
     pub wall_ms: Vec<f64>,
     /// Full checks of every timed output (None: nothing to check).
@@ -120,6 +123,7 @@ impl Row {
             unit: "op",
             span_ms: m.span_ms,
             host_ms: vec![],
+            device_ms: vec![],
             wall_ms: m.wall_ms,
             verify: Some(m.verify),
             check,
@@ -138,6 +142,7 @@ impl Row {
             ("unit", Json::Str(self.unit.into())),
             ("span_ms", Json::nums(&self.span_ms)),
             ("host_ms", Json::nums(&self.host_ms)),
+            ("device_ms", Json::nums(&self.device_ms)),
             ("wall_ms", Json::nums(&self.wall_ms)),
             (
                 "verify",
@@ -331,6 +336,7 @@ pub fn run_all(
             unit: "floor",
             span_ms,
             host_ms: vec![],
+            device_ms: vec![],
             wall_ms,
             verify: None,
             check: vec![],
@@ -673,6 +679,7 @@ pub fn run_all(
             unit: "per_launch",
             span_ms: vec![],
             host_ms,
+            device_ms: vec![],
             wall_ms,
             verify: None,
             check: vec![z.launches as f64],
@@ -705,6 +712,7 @@ pub fn run_all(
             unit: "per_launch",
             span_ms: vec![],
             host_ms,
+            device_ms: vec![],
             wall_ms,
             verify: None,
             check: vec![n as f64],
@@ -737,6 +745,7 @@ pub fn run_all(
             unit: "per_launch",
             span_ms: vec![],
             host_ms,
+            device_ms: vec![],
             wall_ms,
             verify: Some(verify),
             check,
@@ -1040,7 +1049,8 @@ fn axis_row(
         |_| f(&a),
         |_, s| checker.compare(&s, &reference, tol),
     )?;
-    Ok(Row::op(
+    let device_ms = device_times(reps, || f(&a))?;
+    let mut row = Row::op(
         name,
         m,
         span,
@@ -1048,7 +1058,9 @@ fn axis_row(
         ((rows * cols + len) * 8) as f64,
         "r",
         note,
-    ))
+    );
+    row.device_ms = device_ms;
+    Ok(row)
 }
 
 /// The four 2 GiB transfers: results compared in full with the host data (device results

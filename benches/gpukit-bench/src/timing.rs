@@ -92,6 +92,29 @@ pub struct Measured {
     pub verify: Verify,
 }
 
+/// Device time per call of `op`, `reps` calls after one untimed: gpukit's profiler brackets
+/// every kernel the call launches with an event pair, and a call's time is the sum of its
+/// kernels' times (launch gaps, host dispatch and allocation excluded: the definition of the
+/// memory ceilings' kernel candidates). Empty when the profiler recorded no kernel (the CPU
+/// backend).
+pub fn device_times<R>(reps: usize, mut op: impl FnMut() -> Result<R>) -> Result<Vec<f64>> {
+    drop(op()?);
+    synchronize()?;
+    let mut out = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        profile::start();
+        let r = op();
+        synchronize()?;
+        let recs = profile::stop()?;
+        drop(r?);
+        if recs.is_empty() || recs.iter().any(|r| !r.device.is_cuda()) {
+            return Ok(Vec::new());
+        }
+        out.push(recs.iter().map(|r| r.total_ms).sum());
+    }
+    Ok(out)
+}
+
 /// `warmup` untimed calls, then `reps` calls timed by span and `reps` by wall clock,
 /// alternating; `setup` before each call, `check` after each timed one (both untimed).
 #[allow(clippy::too_many_arguments)]

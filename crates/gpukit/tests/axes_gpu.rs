@@ -49,6 +49,13 @@ fn shapes(rng: &mut Lcg) -> Vec<Vec<usize>> {
         // no multiple of the column layout's 128 threads.
         vec![300, 2_500],
         vec![2_049, 130],
+        // Rows that start off 16-byte boundaries (odd lengths): the packed loads' unaligned ends,
+        // in registers (`var_rows`) and, for f64 rows over 8 192, read twice (`var_rows_l2`).
+        vec![300, 2_501],
+        vec![270, 9_001],
+        // Wide enough for the interleaved column layout in every element type (u8 and bool
+        // pack 16 columns).
+        vec![100, 16_384],
     ];
     for _ in 0..8 {
         let nd = 1 + rng.below(4) as usize;
@@ -552,4 +559,36 @@ fn device_scope_and_mismatches_on_the_gpu() {
         vec![1.0; 4]
     );
     assert_eq!(a.to_device(&dev).unwrap().device(), dev);
+}
+
+#[test]
+fn nan_and_ties_in_wide_columns_on_the_gpu() {
+    let Some((dev, _lock)) = gpu() else { return };
+    // (4000, 2048): wide enough for the interleaved column layout (125 row groups); every column
+    // holds ties for its minimum and maximum in several row groups, and some columns NaNs.
+    let (rows, cols) = (4000, 2048);
+    let v: Vec<f64> = (0..rows * cols)
+        .map(|i| {
+            let (r, k) = (i / cols, i % cols);
+            if k % 7 == 0 && r % 1000 == 999 - k % 1000 {
+                f64::NAN
+            } else {
+                ((r * 31 + k * 17) % 13) as f64
+            }
+        })
+        .collect();
+    let (c, g) = pair(v, &[rows, cols], &dev);
+    for (what, got, want) in [
+        ("argmin", g.argmin_axis(0), c.argmin_axis(0)),
+        ("argmax", g.argmax_axis(0), c.argmax_axis(0)),
+    ] {
+        close(&got.unwrap(), &want.unwrap(), 0.0, 0.0, what);
+    }
+    for (what, got, want) in [
+        ("min", g.min_axis(0), c.min_axis(0)),
+        ("max", g.max_axis(0), c.max_axis(0)),
+        ("sum", g.sum_axis(0), c.sum_axis(0)),
+    ] {
+        close(&got.unwrap(), &want.unwrap(), 0.0, 0.0, what);
+    }
 }
