@@ -364,6 +364,7 @@ static void row(const std::string& name, double bytes, const std::function<void(
     fflush(stdout);
 }
 
+#ifndef AXIS_LAB_NO_MAIN
 int main() {
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
@@ -528,3 +529,4 @@ int main() {
     }
     return 0;
 }
+#endif

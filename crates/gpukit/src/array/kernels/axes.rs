@@ -20,8 +20,8 @@
 //! - *interleaved columns* (`inner > 1`, rows 16-byte aligned, enough columns): thread `i` owns
 //!   the 16 bytes of neighbouring columns `i % w` and the rows `i / w + m r` (m row groups), so at
 //!   every step the grid reads m consecutive whole rows, as a whole-array read does (measured on an
-//!   H100: 12% faster than the column layout on a 10 000 x 5 000 `f64`); a second launch folds the
-//!   m partials of each column.
+//!   H100 on a 10 000 x 5 000 `f64`: 0.137 ms, the column layout 0.155 ms); a second launch folds
+//!   the m partials of each column (7 µs).
 //!
 //! When there are too few rows or columns to fill the GPU, the axis is cut into `chunks` segments:
 //! a first launch writes one partial per segment (`(outer, chunks, inner)`) and a second launch
@@ -53,11 +53,12 @@ const WARPS: u32 = THREADS / 32;
 /// loads in flight each read a 10 000 x 5 000 `f64` row-wise at the speed of a whole-array read;
 /// 256 threads with eight-byte loads, 17% slower).
 pub(crate) const BLOCK_ROW_THREADS: u32 = 512;
-/// Threads per block of `var_rows`.
-const VAR_THREADS: u32 = 256;
+/// Most threads per block of `var_rows`.
+const VAR_THREADS: u32 = 1024;
 /// 16-byte packs each thread of `var_rows` holds in registers: rows of up to
-/// `VAR_THREADS * VAR_PACKS` packs are read from memory once.
-const VAR_PACKS: usize = 16;
+/// `VAR_THREADS * VAR_PACKS` packs are read from memory once, the block as large as the row needs
+/// (measured on an H100: 16 packs per thread took 116 registers and read 36% slower than 8).
+const VAR_PACKS: usize = 8;
 /// Rows at least this long take the block-rows layout.
 pub(crate) const BLOCK_ROWS_MIN: usize = 2048;
 /// Threads per block of the column layout (one per column).
@@ -68,14 +69,17 @@ const COL_THREADS: u32 = 128;
 const ROW_THREADS_PER_SM: usize = 2048;
 const COL_THREADS_PER_SM: usize = 2048;
 /// Threads per multiprocessor the interleaved layout aims at (measured on an H100 summing a
-/// 10 000 x 5 000 `f64` along axis 0: 52 row groups, about 1 000 threads per multiprocessor, read
-/// at 96% of a whole-array read of the same size; 108 groups 3% slower, 26 groups 7%).
-const INTER_THREADS_PER_SM: usize = 1024;
+/// 10 000 x 5 000 `f64` along axis 0: from 48 to 104 row groups, 900 to 2 000 threads per
+/// multiprocessor, the first pass took 0.136 to 0.140 ms, a whole-array read of the same 400 MB
+/// 0.133 ms; 26 groups 0.155 ms, 132 groups 0.144 ms).
+const INTER_THREADS_PER_SM: usize = 1536;
 /// Row groups beyond which an array is too narrow for the interleaved layout (each column's
 /// second pass folds its groups' partials one after another).
 const INTER_MAX_GROUPS: usize = 256;
 /// Rows each thread of the interleaved layout reads at least.
 const INTER_MIN_ROWS: usize = 32;
+/// Warps per block of the interleaved layout's fold (`GK_AX_FW` in the CUDA source).
+const FOLD_WARPS: u32 = 16;
 
 /// How a launch maps the `(outer, len, inner)` view onto threads (see the module doc).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +88,8 @@ enum Layout {
     BlockRows,
     Cols,
     Interleaved,
+    /// The second pass after [`Layout::Interleaved`] (`ax2f`).
+    Fold,
 }
 
 impl Layout {
@@ -105,7 +111,7 @@ impl Layout {
         match self {
             Layout::WarpRows => (outer * 32, ROW_THREADS_PER_SM),
             Layout::BlockRows => (outer * BLOCK_ROW_THREADS as usize, ROW_THREADS_PER_SM),
-            Layout::Cols | Layout::Interleaved => (
+            Layout::Cols | Layout::Interleaved | Layout::Fold => (
                 outer * inner.div_ceil(COL_THREADS as usize) * COL_THREADS as usize,
                 COL_THREADS_PER_SM,
             ),
@@ -117,7 +123,7 @@ impl Layout {
         match self {
             Layout::WarpRows => 2048,
             Layout::BlockRows => 4 * BLOCK_ROW_THREADS as usize,
-            Layout::Cols | Layout::Interleaved => 128,
+            Layout::Cols | Layout::Interleaved | Layout::Fold => 128,
         }
     }
 }
@@ -332,24 +338,61 @@ __device__ __forceinline__ void gk_ax_inter(const In* in, gk_u64 outer, gk_u64 l
     }
     const gk_v16* p = reinterpret_cast<const gk_v16*>(in + o * len * inner + k);
     const gk_u64 row = w;  /* packs per row */
-    for (gk_u64 r = r0; r < len; r += m * GK_AX_I) {
+    /* Whole steps of GK_AX_I rows without conditions, so every load is issued before the first
+       use; then the remaining rows one by one. */
+    gk_u64 r = r0;
+    for (; r + m * (GK_AX_I - 1) < len; r += m * GK_AX_I) {
         gk_pack<In> x[GK_AX_I];
         #pragma unroll
-        for (int u = 0; u < GK_AX_I; ++u) { const gk_u64 rr = r + m * u; if (rr < len) { x[u].raw = p[rr * row]; } }
+        for (int u = 0; u < GK_AX_I; ++u) { x[u].raw = p[(r + m * u) * row]; }
         #pragma unroll
         for (int u = 0; u < GK_AX_I; ++u) {
-            const gk_u64 rr = r + m * u;
-            if (rr < len) {
-                #pragma unroll
-                for (int e = 0; e < N; ++e) { gk_ax_take<Op, true>(acc[e], ia[e], x[u].v[e], cv[e], rr, nullptr, 0); }
-            }
+            #pragma unroll
+            for (int e = 0; e < N; ++e) { gk_ax_take<Op, true>(acc[e], ia[e], x[u].v[e], cv[e], r + m * u, nullptr, 0); }
         }
+    }
+    for (; r < len; r += m) {
+        gk_pack<In> x;
+        x.raw = p[r * row];
+        #pragma unroll
+        for (int e = 0; e < N; ++e) { gk_ax_take<Op, true>(acc[e], ia[e], x.v[e], cv[e], r, nullptr, 0); }
     }
     const gk_u64 q = (o * m + r0) * inner + k;
     #pragma unroll
     for (int e = 0; e < N; ++e) {
         out[q + e] = acc[e];
         if constexpr (Op::ARG) { out_idx[q + e] = ia[e]; }
+    } }
+
+/* The fold of the interleaved layout's partials (outer, m, inner): block (o, column tile) takes 32
+   columns, warp w of its GK_AX_FW folds partials w, w + GK_AX_FW, ... of each, and warp 0 combines
+   the warps' results in warp order (a fixed order: deterministic). */
+template<typename Op>
+__device__ __forceinline__ void gk_ax_fold(const typename Op::Acc* in, const gk_i64* in_idx, gk_u64 outer,
+        gk_u64 m, gk_u64 inner, typename Op::Acc* out, gk_i64* out_idx) {
+    typedef typename Op::Acc A;
+    __shared__ A sv[GK_AX_FW][33];
+    __shared__ gk_i64 si[GK_AX_FW][33];
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    const gk_u64 tiles = (inner + 31) / 32;
+    const gk_u64 o = blockIdx.x / tiles, k = (blockIdx.x % tiles) * 32 + lane;
+    A acc = Op::init(); gk_i64 ia = -1;
+    if (o < outer && k < inner) {
+        for (gk_u64 c = warp; c < m; c += GK_AX_FW) {
+            const gk_u64 at = (o * m + c) * inner + k;
+            gk_i64 iv = 0;
+            if constexpr (Op::ARG) { iv = in_idx[at]; }
+            Op::comb(acc, ia, in[at], iv);
+        }
+    }
+    sv[warp][lane] = acc; si[warp][lane] = ia;
+    __syncthreads();
+    if (warp == 0 && o < outer && k < inner) {
+        acc = sv[0][lane]; ia = si[0][lane];
+        #pragma unroll
+        for (int w = 1; w < GK_AX_FW; ++w) { Op::comb(acc, ia, sv[w][lane], si[w][lane]); }
+        out[o * inner + k] = acc;
+        if constexpr (Op::ARG) { out_idx[o * inner + k] = ia; }
     } }
 
 /* Variance of each long row in one launch (block b: row b), NumPy's two passes: the sum, the mean,
@@ -371,18 +414,19 @@ __device__ __forceinline__ void gk_var_rows_regs(const T* in, gk_u64 outer, gk_u
     const gk_u64 packs = (len - v0) / N, v1 = v0 + packs * N;
     const gk_v16* pv = reinterpret_cast<const gk_v16*>(p + v0);
     const gk_u64 t = threadIdx.x, step = blockDim.x;
+    /* Every load is issued before the first use: the packs past the row's end are zeros (a select,
+       not a branch, so the compiler cannot pair each load with its use). */
+    const gk_v16 zero = {0u, 0u, 0u, 0u};
     gk_pack<T> x[GK_VAR_P];
     #pragma unroll
-    for (int u = 0; u < GK_VAR_P; ++u) { const gk_u64 q = t + step * u; if (q < packs) { x[u].raw = pv[q]; } }
+    for (int u = 0; u < GK_VAR_P; ++u) { const gk_u64 q = t + step * u; x[u].raw = q < packs ? pv[q] : zero; }
     const bool has_head = t < v0, has_tail = v1 + t < len;
     const T head = has_head ? p[t] : (T)0, tail = has_tail ? p[v1 + t] : (T)0;
     T acc = head + tail; gk_i64 ia = -1;
     #pragma unroll
     for (int u = 0; u < GK_VAR_P; ++u) {
-        if (t + step * u < packs) {
-            #pragma unroll
-            for (int e = 0; e < N; ++e) { acc += x[u].v[e]; }
-        }
+        #pragma unroll
+        for (int e = 0; e < N; ++e) { acc += x[u].v[e]; }
     }
     gk_ax_block<gk_ax_sum<T>>(acc, ia, sv, si);
     if (threadIdx.x == 0) { mean = acc / (T)len; }
@@ -487,7 +531,9 @@ __device__ __forceinline__ void gk_scan_cols(const T* in, T* out, gk_u64 outer, 
 pub(crate) fn axes_source(d: DType) -> String {
     use std::fmt::Write;
     let t = d.cuda_name();
-    let mut src = format!("{PRELUDE}#define GK_VAR_P {VAR_PACKS}\n{TEMPLATES}");
+    let mut src = format!(
+        "{PRELUDE}#define GK_VAR_P {VAR_PACKS}\n#define GK_AX_FW {FOLD_WARPS}\n{TEMPLATES}"
+    );
     for op in AxisOp::ALL {
         if !op.applies_to(d) {
             continue;
@@ -501,6 +547,7 @@ extern \"C\" __global__ void ax1b_{o}(const {t}* in, const gk_i64* ii, gk_u64 ou
 extern \"C\" __global__ void ax1c_{o}(const {t}* in, const gk_i64* ii, gk_u64 outer, gk_u64 len, gk_u64 inner, gk_u64 chunk, gk_u64 chunks, {acc}* out, gk_i64* oi, const {acc}* c) {{ gk_ax_cols<gk_ax_{o}<{t}>, true>(in, ii, outer, len, inner, chunk, chunks, out, oi, c); }}
 extern \"C\" __global__ void ax1i_{o}(const {t}* in, const gk_i64* ii, gk_u64 outer, gk_u64 len, gk_u64 inner, gk_u64 chunk, gk_u64 chunks, {acc}* out, gk_i64* oi, const {acc}* c) {{ (void)ii; (void)chunk; gk_ax_inter<gk_ax_{o}<{t}>>(in, outer, len, inner, chunks, out, oi, c); }}
 extern \"C\" __global__ void ax2r_{o}(const {acc}* in, const gk_i64* ii, gk_u64 outer, gk_u64 len, gk_u64 inner, gk_u64 chunk, gk_u64 chunks, {acc}* out, gk_i64* oi, const {acc}* c) {{ (void)inner; gk_ax_rows<gk_ax_{o}<{t}>, false>(in, ii, outer, len, chunk, chunks, out, oi, c); }}
+extern \"C\" __global__ void ax2f_{o}(const {acc}* in, const gk_i64* ii, gk_u64 outer, gk_u64 len, gk_u64 inner, gk_u64 chunk, gk_u64 chunks, {acc}* out, gk_i64* oi, const {acc}* c) {{ (void)chunk; (void)chunks; (void)c; gk_ax_fold<gk_ax_{o}<{t}>>(in, ii, outer, len, inner, out, oi); }}
 extern \"C\" __global__ void ax2c_{o}(const {acc}* in, const gk_i64* ii, gk_u64 outer, gk_u64 len, gk_u64 inner, gk_u64 chunk, gk_u64 chunks, {acc}* out, gk_i64* oi, const {acc}* c) {{ gk_ax_cols<gk_ax_{o}<{t}>, false>(in, ii, outer, len, inner, chunk, chunks, out, oi, c); }}"
         );
     }
@@ -586,26 +633,34 @@ fn segments(
     (len.div_ceil(chunk).max(1), chunk)
 }
 
-/// The row groups `m` of the interleaved layout for `(outer, len, inner)` of `elem`-byte elements
-/// at device address `base`, or `None` where it does not apply: a single column, rows that are
-/// not whole 16-byte packs, or too few columns to fill the GPU with [`INTER_MAX_GROUPS`] groups.
+/// The row groups `m` of the interleaved layout for `(outer, len, inner)` of `d` at device
+/// address `base`, reduced with `op`, or `None` where it does not apply: a single column, rows
+/// that are not whole 16-byte packs, or too few columns to fill the GPU with [`INTER_MAX_GROUPS`]
+/// groups. The groups make about [`INTER_THREADS_PER_SM`] threads per multiprocessor, no more
+/// blocks than fit at once (the occupancy calculator's count for `ax1i`).
 fn interleaved_groups(
     backend: &CudaBackend,
+    (d, op): (DType, AxisOp),
     base: u64,
-    elem: usize,
     (outer, len, inner): (usize, usize, usize),
-) -> Option<usize> {
-    let per_pack = 16 / elem;
+) -> Result<Option<usize>> {
+    let per_pack = 16 / d.size();
     if inner <= 1 || inner % per_pack != 0 || base % 16 != 0 {
-        return None;
+        return Ok(None);
     }
     let packs = outer * (inner / per_pack);
-    let target = backend.properties().multiprocessors.max(1) as usize * INTER_THREADS_PER_SM;
-    let groups = target.div_ceil(packs);
-    if groups > INTER_MAX_GROUPS {
-        return None;
+    let sms = backend.properties().multiprocessors.max(1) as usize;
+    if (sms * INTER_THREADS_PER_SM).div_ceil(packs) > INTER_MAX_GROUPS {
+        return Ok(None);
     }
-    Some(groups.min(len / INTER_MIN_ROWS).max(1))
+    let f = function(backend, d, &format!("ax1i_{}", op.name()))?;
+    let resident = f
+        .occupancy_max_active_blocks_per_multiprocessor(THREADS, 0, None)
+        .map_err(|e| crate::backend::cuda::driver_err("occupancy of ax1i", e))?
+        as usize;
+    let per_sm = (INTER_THREADS_PER_SM / THREADS as usize).min(resident.max(1));
+    let groups = (sms * per_sm * THREADS as usize / packs).max(1);
+    Ok(Some(groups.min(len / INTER_MIN_ROWS).max(1)))
 }
 
 /// A grid size as CUDA takes it, or a shape error.
@@ -632,6 +687,7 @@ fn launch_reduce(
         Layout::BlockRows => 'b',
         Layout::Cols => 'c',
         Layout::Interleaved => 'i',
+        Layout::Fold => 'f',
     };
     let name = format!("ax{pass}{code}_{}", op.name());
     let f = function(backend, d, &name)?;
@@ -666,6 +722,10 @@ fn launch_reduce(
                 Dim3::new(THREADS, 1, 1),
             )
         }
+        Layout::Fold => (
+            Dim3::new(grid_dim(outer * inner.div_ceil(32), op.name())?, 1, 1),
+            Dim3::new(32 * FOLD_WARPS, 1, 1),
+        ),
     };
     let config = LaunchConfig {
         grid,
@@ -724,7 +784,7 @@ pub(crate) fn reduce_axis<T: Element, A: Element>(
     let center = addr(backend, center);
     let base = addr(backend, Some(input));
     let (layout, (chunks, chunk)) =
-        match interleaved_groups(backend, base, T::DTYPE.size(), (outer, len, inner)) {
+        match interleaved_groups(backend, (T::DTYPE, op), base, (outer, len, inner))? {
             Some(groups) => (Layout::Interleaved, (groups, len)),
             None => {
                 let layout = Layout::of(len, inner);
@@ -757,10 +817,10 @@ pub(crate) fn reduce_axis<T: Element, A: Element>(
         out_i,
         0,
     ];
-    let second = if inner == 1 {
-        Layout::WarpRows
-    } else {
-        Layout::Cols
+    let second = match layout {
+        Layout::Interleaved => Layout::Fold,
+        _ if inner == 1 => Layout::WarpRows,
+        _ => Layout::Cols,
     };
     launch_reduce(
         backend,
@@ -790,16 +850,19 @@ pub(crate) fn var_rows<T: Element>(
     if outer == 0 {
         return Ok(out);
     }
-    let in_registers = len <= VAR_THREADS as usize * VAR_PACKS * (16 / T::DTYPE.size());
-    let name = if in_registers {
-        "var_rows"
+    // One pack more than the row's whole packs covers its unaligned ends.
+    let packs = len / (16 / T::DTYPE.size()) + 1;
+    let in_registers = packs <= VAR_THREADS as usize * VAR_PACKS;
+    let (name, threads) = if in_registers {
+        let warps = packs.div_ceil(VAR_PACKS).div_ceil(32).max(2);
+        ("var_rows", 32 * warps as u32)
     } else {
-        "var_rows_l2"
+        ("var_rows_l2", 256)
     };
     let f = function(backend, T::DTYPE, name)?;
     let config = LaunchConfig {
         grid: Dim3::new(grid_dim(outer, "var")?, 1, 1),
-        block: Dim3::new(VAR_THREADS, 1, 1),
+        block: Dim3::new(threads, 1, 1),
         shared_mem_bytes: 0,
     };
     // The parameters match `var_rows`' signature (see `axes_source`); its loops are bounded by
@@ -945,7 +1008,7 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{e}"));
             let entries = crate::backend::cuda::ptx_entries(&ptx);
             for op in AxisOp::ALL.into_iter().filter(|op| op.applies_to(d)) {
-                for pass in ["ax1r", "ax1b", "ax1c", "ax1i", "ax2r", "ax2c"] {
+                for pass in ["ax1r", "ax1b", "ax1c", "ax1i", "ax2r", "ax2c", "ax2f"] {
                     let name = format!("{pass}_{}", op.name());
                     assert!(entries.contains(&name), "{d}: {name}");
                 }
