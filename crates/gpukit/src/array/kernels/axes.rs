@@ -645,7 +645,7 @@ fn interleaved_groups(
     (outer, len, inner): (usize, usize, usize),
 ) -> Result<Option<usize>> {
     let per_pack = 16 / d.size();
-    if inner <= 1 || inner % per_pack != 0 || base % 16 != 0 {
+    if inner <= 1 || !inner.is_multiple_of(per_pack) || !base.is_multiple_of(16) {
         return Ok(None);
     }
     let packs = outer * (inner / per_pack);
