@@ -52,9 +52,7 @@
 //!
 //! Backends: the CPU backend always; the first CUDA GPU too where one is usable
 //! (`gpukit::testing::serial_gpu_or_skip`) and Python Polars is available. The GPU device machine
-//! has no Polars, so there the GPU part prints `skipped:`; the `*_gpu` tests of this crate
-//! (group_gpu, io_gpu, rows_gpu, strings_gpu) check CUDA == CPU backend for every operation, so CPU
-//! == Polars here carries over to the GPU.
+//! has no Polars of its own: a run there carries Polars' wheels (docs/gpu-run/polars-equal).
 //!
 //! Python: `$GPUKIT_POLARS_PYTHON`, else the project venv's `.venv/bin/python` (made by `make
 //! install`; `install/requirements.txt` lists polars). Without a Python that imports polars the
