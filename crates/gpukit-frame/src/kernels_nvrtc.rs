@@ -2,7 +2,7 @@
 //! from it, with its `#[device]` helpers). Needs libnvrtc only, no GPU; without it the test
 //! prints `skipped: ...` and passes (fails with `GPUKIT_REQUIRE_NVRTC=1`).
 
-use gpukit::__private::{full_source, KernelInfo};
+use gpukit::__private::KernelInfo;
 
 use crate::rolling::{apply as rolling_apply, window_bounds, window_combine, window_scans};
 use crate::str_ops::{case, find, launch, length, replace, slice, split};
@@ -27,21 +27,5 @@ fn every_frame_kernel_compiles_with_nvrtc() {
         &crate::validity::pack_flags::INFO,
         &rolling_apply::unpack_flags::INFO,
     ];
-    if !gpukit::testing::nvrtc_or_skip() {
-        return;
-    }
-    for info in kernels {
-        match gpukit::__private::ptx(info) {
-            Ok(ptx) => assert!(
-                ptx.contains(&format!(".entry {}(", info.name)),
-                "PTX of `{}` lacks its entry point",
-                info.name
-            ),
-            Err(e) => panic!(
-                "`{}` does not compile:\n{e}\n{}",
-                info.name,
-                full_source(info)
-            ),
-        }
-    }
+    gpukit::testing::assert_kernels_compile(&kernels);
 }

@@ -139,6 +139,31 @@ pub fn nvrtc_or_skip() -> bool {
     carry_out(Need::Nvrtc, crate::backend::cuda::nvrtc_probe().err())
 }
 
+/// Asserts that every `#[kernel]` in `kernels` compiles to PTX with NVRTC (the CUDA C++ the
+/// macro made, with its `#[device]` helpers) and has its entry point; a failure names the kernel
+/// and shows its whole source. Needs libnvrtc only, no GPU: without it the test is skipped as
+/// [`nvrtc_or_skip`] says. For the companion crates' "every kernel compiles" tests.
+#[track_caller]
+pub fn assert_kernels_compile(kernels: &[&crate::kernel::info::KernelInfo]) {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    for info in kernels {
+        match crate::kernel::source::ptx(info) {
+            Ok(ptx) => assert!(
+                ptx.contains(&format!(".entry {}(", info.name)),
+                "PTX of `{}` lacks its entry point",
+                info.name
+            ),
+            Err(e) => panic!(
+                "`{}` does not compile:\n{e}\n{}",
+                info.name,
+                crate::kernel::info::full_source(info)
+            ),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

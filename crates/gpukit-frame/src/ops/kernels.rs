@@ -663,17 +663,6 @@ mod tests {
             &join_bounds::INFO,
             &join_expand::INFO,
         ];
-        for info in infos {
-            if !gpukit::testing::nvrtc_or_skip() {
-                return;
-            }
-            if let Err(e) = gpukit::__private::ptx(info) {
-                panic!(
-                    "`{}` does not compile:\n{e}\n{}",
-                    info.name,
-                    gpukit::__private::full_source(info)
-                );
-            }
-        }
+        gpukit::testing::assert_kernels_compile(&infos);
     }
 }

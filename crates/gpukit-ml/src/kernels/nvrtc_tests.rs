@@ -2,7 +2,7 @@
 //! from it). Needs libnvrtc only, no GPU; without it the test prints `skipped: ...` and passes
 //! (fails with `GPUKIT_REQUIRE_NVRTC=1`).
 
-use gpukit::__private::{full_source, KernelInfo};
+use gpukit::__private::KernelInfo;
 
 use super::{labels, lloyd, rows, topk, vote};
 
@@ -42,21 +42,5 @@ fn every_ml_kernel_compiles_with_nvrtc() {
         &labels::label_codes::INFO,
         &labels::confusion_counts::INFO,
     ];
-    if !gpukit::testing::nvrtc_or_skip() {
-        return;
-    }
-    for info in kernels {
-        match gpukit::__private::ptx(info) {
-            Ok(ptx) => assert!(
-                ptx.contains(&format!(".entry {}(", info.name)),
-                "PTX of `{}` lacks its entry point",
-                info.name
-            ),
-            Err(e) => panic!(
-                "`{}` does not compile:\n{e}\n{}",
-                info.name,
-                full_source(info)
-            ),
-        }
-    }
+    gpukit::testing::assert_kernels_compile(&kernels);
 }

@@ -72,12 +72,6 @@ mod tests {
 
     #[test]
     fn the_gather_kernel_compiles_with_nvrtc() {
-        if !gpukit::testing::nvrtc_or_skip() {
-            return;
-        }
-        let info = &take_labels::INFO;
-        let ptx = gpukit::__private::ptx(info)
-            .unwrap_or_else(|e| panic!("{e}\n{}", gpukit::__private::full_source(info)));
-        assert!(ptx.contains(".entry take_labels("));
+        gpukit::testing::assert_kernels_compile(&[&take_labels::INFO]);
     }
 }
