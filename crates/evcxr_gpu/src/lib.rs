@@ -9,10 +9,12 @@
 //! * [`rewrite`]: appending code after a cell without losing its displayed value.
 //! * [`annotate`]: typing `let`s from the compiler where evcxr's analysis cannot (macro-made items).
 //! * [`install`]: the kernelspec.
+//! * [`cell_rustc`]: flags for the rustc command of each cell (this binary is evcxr's rustc wrapper).
 //! * [`cli`]: the command line of the binary.
 
 pub mod annotate;
 pub mod cell;
+pub mod cell_rustc;
 pub mod cli;
 pub mod escapes;
 pub mod install;

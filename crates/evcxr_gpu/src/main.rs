@@ -2,6 +2,8 @@
 //! rustc wrapper).
 
 fn main() {
+    // As evcxr's rustc wrapper for a cell crate: re-executes itself once with faster flags.
+    evcxr_gpu::cell_rustc::wrap();
     // When evcxr starts this binary as the process that runs user code (or wraps rustc), this
     // call never returns.
     evcxr::runtime_hook();

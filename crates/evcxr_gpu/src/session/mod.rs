@@ -14,7 +14,9 @@ pub mod errors;
 pub mod libpath;
 pub mod output;
 pub mod progress;
+pub mod show;
 pub mod stderr_tap;
+pub mod sync;
 mod typing;
 pub mod vars;
 pub mod workdir;
@@ -188,12 +190,14 @@ struct Worker {
     publisher: Arc<Publisher>,
     progress: Arc<BuildProgress>,
     interrupter: Arc<Interrupter>,
+    /// Whether [`show::OFF`] ran (a cell changed evcxr's value formatting).
+    show_off: bool,
     /// The user process the panic hook ([`PANIC_HOOK`]) was installed in (evcxr starts a new
     /// one after a crash or an interrupt).
     hooked_pid: Option<u32>,
 }
 
-const SYNC: &str = "gpukit::synchronize()?;";
+use sync::SYNC;
 
 impl Worker {
     fn start(
@@ -213,6 +217,7 @@ impl Worker {
             publisher,
             progress,
             interrupter,
+            show_off: false,
             hooked_pid: None,
         };
         match CommandContext::new() {
@@ -292,7 +297,14 @@ impl Worker {
                 }
             }
         }
-        let code = format!("{}\n{PANIC_HOOK}", config.startup_code());
+        let show_items = std::env::var_os("EVCXR_TMPDIR")
+            .and_then(|dir| show::items(std::path::Path::new(&dir)))
+            .unwrap_or_default();
+        let code = format!(
+            "{}\n{}\n{show_items}",
+            config.startup_code(),
+            process_hooks(config.gpukit.is_some())
+        );
         // A first build can fail for reasons that do not repeat (several kernels starting at once
         // and contending for cargo's locks and evcxr's cache; a compiler killed from outside):
         // one more try before the session goes on without gpukit.
@@ -416,7 +428,14 @@ impl Worker {
                     .as_ref()
                     .ok()
                     .map(|ctx| (vars::vars_media(ctx.variables_and_types()), false))),
-                Step::Rust(rust) => self.eval(&rust, &input),
+                Step::Rust(rust) => {
+                    if !self.show_off && show::changes_formatting(&rust) {
+                        // evcxr's `:fmt`/`:types` apply to its own fallback only.
+                        self.show_off = true;
+                        let _ = self.eval_raw(show::OFF, &None);
+                    }
+                    self.eval(&rust, &input)
+                }
                 Step::Cuda {
                     code,
                     kernels,
@@ -483,12 +502,13 @@ impl Worker {
         Some(id)
     }
 
-    /// Installs the panic hook in the user process if this process does not have it yet.
+    /// Installs the panic hook (and, with gpukit, registers the synchronisation of
+    /// [`sync::REGISTER`]) in the user process if this process does not have them yet.
     fn ensure_panic_hook(&mut self) {
         let pid = self.user_pid();
         if pid.is_some() && pid != self.hooked_pid {
             // Tried once per process: if it does not compile now, it will not later either.
-            let _ = self.eval_raw(PANIC_HOOK, &None);
+            let _ = self.eval_raw(&process_hooks(self.gpukit), &None);
             self.hooked_pid = pid;
         }
     }
@@ -768,6 +788,17 @@ impl Worker {
             },
             Err(_) => CompletionResult::default(),
         }
+    }
+}
+
+/// What runs once in every user process: the panic hook and, in a gpukit session, the
+/// registration of the step synchronisation ([`sync`]). Statements only, ending in `;`, so evcxr
+/// has no value to display and compiles it once.
+fn process_hooks(gpukit: bool) -> String {
+    if gpukit {
+        format!("{PANIC_HOOK};\n{};", sync::REGISTER)
+    } else {
+        format!("{PANIC_HOOK};")
     }
 }
 
