@@ -7,7 +7,7 @@ The wheel holds, under the `rust_gpu` package:
 
 * the Python extension (python/rust_gpu/*.py);
 * `bin/evcxr_gpu`: the given binary (a stripped copy when `strip` is available), executable;
-* `rust/`: the sources of gpukit, gpukit-macros, gpukit-frame and gpukit-ml (what `%crate gpukit-frame`
+* `rust/`: the sources of gpukit, gpukit-macros, gpukit-step-sync, gpukit-frame and gpukit-ml (what `%crate gpukit-frame`
   loads, from beside gpukit) in a Cargo workspace of those members (their manifests inherit
   versions and dependencies from it); the kernel is pointed at `rust/crates/gpukit` with
   EVCXR_GPU_GPUKIT, because the binary's built-in default is the checkout it was built in;
@@ -44,7 +44,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent  # python/
 ROOT = HERE.parent                      # the repository
 PACKAGE = "rust_gpu"
-RUST_CRATES = ("gpukit", "gpukit-macros", "gpukit-frame", "gpukit-ml")
+RUST_CRATES = ("gpukit", "gpukit-macros", "gpukit-step-sync", "gpukit-frame", "gpukit-ml")
 
 ELF_MACHINES = {0x3E: "x86_64", 0xB7: "aarch64"}
 SHT_GNU_VERNEED = 0x6FFFFFFE

@@ -45,7 +45,7 @@ def test_elf_errors_and_tags():
 
 def test_workspace_manifest_keeps_only_the_library_crates():
     text = build_wheel.workspace_manifest((ROOT / "Cargo.toml").read_text())
-    assert 'members = ["crates/gpukit", "crates/gpukit-macros", "crates/gpukit-frame", "crates/gpukit-ml"]' in text
+    assert 'members = ["crates/gpukit", "crates/gpukit-macros", "crates/gpukit-step-sync", "crates/gpukit-frame", "crates/gpukit-ml"]' in text
     assert "[workspace.dependencies]" in text and "benches" not in text
     with pytest.raises(build_wheel.BuildError, match="members"):
         build_wheel.workspace_manifest("[workspace]\n")
@@ -81,7 +81,8 @@ def test_wheel_contents(wheel, kernel_binary):
         names = set(zf.namelist())
         assert {"rust_gpu/__init__.py", "rust_gpu/bin/evcxr_gpu", "rust_gpu/rust/Cargo.toml",
                 "rust_gpu/rust/crates/gpukit/Cargo.toml", "rust_gpu/rust/crates/gpukit/src/lib.rs",
-                "rust_gpu/rust/crates/gpukit-macros/Cargo.toml", "rust_gpu/rust/crates/gpukit-frame/Cargo.toml",
+                "rust_gpu/rust/crates/gpukit-macros/Cargo.toml", "rust_gpu/rust/crates/gpukit-step-sync/src/lib.rs",
+                "rust_gpu/rust/crates/gpukit-frame/Cargo.toml",
                 "rust_gpu/rust/crates/gpukit-frame/src/lib.rs", "rust_gpu/rust/crates/gpukit-ml/src/lib.rs", "rust_gpu/kernelspec/kernel.json",
                 "rust_gpu/_build.json", "rust_gpu-0.1.0.dist-info/WHEEL"} <= names
         assert (zf.getinfo("rust_gpu/bin/evcxr_gpu").external_attr >> 16) & 0o111
@@ -130,7 +131,7 @@ def test_fresh_venv_install_runs_a_rust_cell(wheel, tmp_path):
                                "--manifest-path", str(pkg / "rust" / "crates" / "gpukit" / "Cargo.toml")],
                               capture_output=True, text=True)
         assert meta.returncode == 0, meta.stderr
-        assert sorted(p["name"] for p in json.loads(meta.stdout)["packages"]) == ["gpukit", "gpukit-frame", "gpukit-macros", "gpukit-ml"]
+        assert sorted(p["name"] for p in json.loads(meta.stdout)["packages"]) == ["gpukit", "gpukit-frame", "gpukit-macros", "gpukit-ml", "gpukit-step-sync"]
 
     code = ("from rust_gpu import RustSession, Forwarder\n"
             "out = []\n"

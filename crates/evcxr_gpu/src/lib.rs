@@ -10,12 +10,14 @@
 //! * [`annotate`]: typing `let`s from the compiler where evcxr's analysis cannot (macro-made items).
 //! * [`install`]: the kernelspec.
 //! * [`cell_rustc`]: flags for the rustc command of each cell (this binary is evcxr's rustc wrapper).
+//! * [`dep_lock`]: one kernel at a time builds a dependency through evcxr's shared compile cache.
 //! * [`cli`]: the command line of the binary.
 
 pub mod annotate;
 pub mod cell;
 pub mod cell_rustc;
 pub mod cli;
+pub mod dep_lock;
 pub mod escapes;
 pub mod install;
 pub mod magics;

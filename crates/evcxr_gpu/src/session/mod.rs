@@ -796,7 +796,7 @@ impl Worker {
 /// has no value to display and compiles it once.
 fn process_hooks(gpukit: bool) -> String {
     if gpukit {
-        format!("{PANIC_HOOK};\n{};", sync::REGISTER)
+        format!("{PANIC_HOOK};\n{}", sync::REGISTER)
     } else {
         format!("{PANIC_HOOK};")
     }
