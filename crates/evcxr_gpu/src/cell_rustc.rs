@@ -18,7 +18,7 @@
 //! cache off (`EVCXR_GPU_CACHE_MIB=0`) cargo calls rustc directly and cells build as evcxr builds
 //! them.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 
 /// Set (to `1`) in the environment of the re-executed wrapper, so flags are added only once.
 pub const MARKER: &str = "EVCXR_GPU_CELL_FLAGS";
@@ -32,24 +32,9 @@ pub const CELL_FLAGS: &[&str] = &["-C", "lto=off"];
 /// The wrapper's arguments (without the program name: rustc's path, then rustc's arguments)
 /// with [`CELL_FLAGS`] appended, if they compile the cell crate and set no LTO of their own.
 pub fn cell_args(args: &[OsString]) -> Option<Vec<OsString>> {
-    let mut is_cell = false;
-    let mut sets_lto = false;
-    for pair in args.windows(2) {
-        let (a, b) = (pair[0].as_os_str(), pair[1].as_os_str());
-        if a == OsStr::new("--crate-name") && b == OsStr::new(CELL_CRATE) {
-            is_cell = true;
-        }
-        if a == OsStr::new("-C") && b.to_str().is_some_and(|s| s.starts_with("lto")) {
-            sets_lto = true;
-        }
-    }
-    if args
-        .iter()
-        .any(|a| a.to_str().is_some_and(|s| s.starts_with("-Clto")))
-    {
-        sets_lto = true;
-    }
-    if !is_cell || sets_lto {
+    use crate::rustc_args::{codegen_options, crate_name};
+    let sets_lto = codegen_options(args).iter().any(|o| o.starts_with("lto"));
+    if crate_name(args) != Some(CELL_CRATE) || sets_lto {
         return None;
     }
     let mut out = args.to_vec();

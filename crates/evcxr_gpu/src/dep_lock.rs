@@ -27,28 +27,13 @@ const CACHE_ENABLED_ENV: &str = "EVCXR_CACHE_ENABLED";
 /// the rustc path): `<crate>-<metadata>`, or `None` for a build evcxr does not cache (an
 /// incremental one, or one without a crate name or metadata hash).
 pub fn lock_name(args: &[OsString]) -> Option<String> {
-    let mut crate_name = None;
-    let mut metadata = None;
-    let mut iter = args.iter().map(|a| a.to_str()).peekable();
-    while let Some(arg) = iter.next() {
-        let arg = arg?;
-        let codegen = if arg == "-C" {
-            iter.next().flatten()
-        } else {
-            arg.strip_prefix("-C")
-        };
-        if arg == "--crate-name" {
-            crate_name = iter.next().flatten();
-        } else if let Some(opt) = codegen {
-            if opt.starts_with("incremental=") {
-                return None;
-            }
-            if let Some(hash) = opt.strip_prefix("metadata=") {
-                metadata = Some(hash);
-            }
-        }
+    use crate::rustc_args::{codegen_options, crate_name};
+    let options = codegen_options(args);
+    if options.iter().any(|o| o.starts_with("incremental=")) {
+        return None;
     }
-    let (name, hash) = (crate_name?, metadata?);
+    let name = crate_name(args)?;
+    let hash = options.iter().find_map(|o| o.strip_prefix("metadata="))?;
     let safe = |s: &str| {
         s.chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')

@@ -11,6 +11,7 @@
 //! * [`install`]: the kernelspec.
 //! * [`cell_rustc`]: flags for the rustc command of each cell (this binary is evcxr's rustc wrapper).
 //! * [`dep_lock`]: one kernel at a time builds a dependency through evcxr's shared compile cache.
+//! * [`rustc_args`]: reading the rustc command line the wrapper receives (for the two above).
 //! * [`cli`]: the command line of the binary.
 
 pub mod annotate;
@@ -24,4 +25,5 @@ pub mod magics;
 pub mod protocol;
 pub mod publisher;
 pub mod rewrite;
+pub mod rustc_args;
 pub mod session;
