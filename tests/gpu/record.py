@@ -7,7 +7,8 @@ RUN_DIR is what the last device call returned (files_at): manifest.json, results
 cargo-tests.log, and the executed notebooks either as notebooks/<path with '/' as '__'> or as
 executed-notebooks.tar.gz (archive names = repository paths).
 docs/gpu-run/ then holds manifest.json, cargo-tests.log and the executed notebooks under their
-repository paths (docs/gpu-run/notebooks/..., docs/gpu-run/tests/notebooks/...).
+repository paths (docs/gpu-run/notebooks/..., docs/gpu-run/tests/notebooks/...); the previous run's
+files are replaced, other folders there (records of single GPU test runs) are kept.
 """
 
 from __future__ import annotations
@@ -46,6 +47,23 @@ def executed_notebooks(run: Path, wanted: set[str]) -> dict[str, bytes]:
     return found
 
 
+def clear_previous_run(dest: Path, wanted: set[str]) -> None:
+    """Removes what a run recorded in `dest` (its manifest, test log and the folders of its
+    notebooks, and those of the run about to be recorded), and nothing else: folders of other
+    GPU records kept beside it (`docs/gpu-run/<name>/`) stay."""
+    paths = set(wanted)
+    old = dest / "manifest.json"
+    if old.is_file():
+        try:
+            paths |= {nb["path"] for nb in json.loads(old.read_text(encoding="utf-8")).get("notebooks", [])}
+        except (ValueError, KeyError, TypeError):
+            pass
+    for top in sorted({p.split("/", 1)[0] for p in paths if "/" in p and ".." not in p.split("/")}):
+        shutil.rmtree(dest / top, ignore_errors=True)
+    for name in ("manifest.json", "cargo-tests.log"):
+        (dest / name).unlink(missing_ok=True)
+
+
 def record(run: Path, dest: Path, root: Path, out=sys.stdout) -> int:
     mpath = run / "manifest.json"
     if not mpath.is_file():
@@ -71,9 +89,8 @@ def record(run: Path, dest: Path, root: Path, out=sys.stdout) -> int:
         if h != entry["source_sha256"]:
             print(f"record: {path}: executed copy hash {h[:12]} != manifest {entry['source_sha256'][:12]}", file=out)
             return 2
-    if dest.exists():
-        shutil.rmtree(dest)
-    dest.mkdir(parents=True)
+    clear_previous_run(dest, wanted)
+    dest.mkdir(parents=True, exist_ok=True)
     for path, data in sorted(executed.items()):
         target = dest / path
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -582,6 +582,21 @@ class Recording(unittest.TestCase):
                 self.assertFalse((Path(d) / "evil.ipynb").exists())
                 self.assertTrue(check_manifest.report(root, out / "manifest.json", out=io.StringIO()))
 
+    def test_record_replaces_the_previous_run_and_keeps_other_records(self):
+        with tempfile.TemporaryDirectory() as d:
+            root, run = self.run_folder(Path(d), False)
+            out = root / "docs/gpu-run"
+            (out / "notebooks").mkdir(parents=True)
+            (out / "notebooks/gone.ipynb").write_text("{}")
+            (out / "axes-16").mkdir()
+            (out / "axes-16/README.md").write_text("a single test run")
+            (out / "manifest.json").write_text(json.dumps({"notebooks": [{"path": "notebooks/gone.ipynb"}]}))
+            buf = io.StringIO()
+            self.assertEqual(record.record(run, out, root, out=buf), 0, buf.getvalue())
+            self.assertTrue((out / "notebooks/a.ipynb").is_file())
+            self.assertFalse((out / "notebooks/gone.ipynb").exists())
+            self.assertEqual((out / "axes-16/README.md").read_text(), "a single test run")
+
     def test_record_names_tests_that_skipped_on_the_gpu(self):
         with tempfile.TemporaryDirectory() as d:
             root, run = self.run_folder(Path(d), False)
